@@ -26,12 +26,11 @@ from pathlib import Path
 import numpy as np
 
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
+from .devices import describe_device_dtype, resolve_device, resolve_dtype
 
 OPTION_KEYS = frozenset({"start"})
 DEFAULT_BATCH_SIZE = 32
 _MIN_ROWS = 8  # see CausalScorer._forward
-_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-           "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16", "float64": "float64"}
 _FINGERPRINT_FILES = (
     "config.json",
     "tokenizer.json",
@@ -43,35 +42,6 @@ _FINGERPRINT_FILES = (
     "spiece.model",
     "added_tokens.json",
 )
-
-
-def resolve_dtype(dtype):
-    """``None``/str/torch.dtype -> torch.dtype (float32 when None); ValueError names a bad one."""
-    import torch
-
-    if dtype is None:
-        return torch.float32
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    name = _DTYPES.get(str(dtype).lower().removeprefix("torch."))
-    if name is None:
-        raise ValueError(f"unknown dtype {dtype!r}; use one of float32, bfloat16, float16, float64")
-    return getattr(torch, name)
-
-
-def resolve_device(device):
-    """``None`` -> ``cuda`` when available else ``cpu``; a bad device name raises ValueError."""
-    import torch
-
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    try:
-        dev = torch.device(device)
-    except RuntimeError as exc:
-        raise ValueError(f"invalid device {device!r}: {exc}") from None
-    if dev.type == "cuda" and not torch.cuda.is_available():
-        raise ValueError(f"device {device!r} requested but CUDA is not available")
-    return dev
 
 
 def _looks_like_path(target: str) -> bool:
@@ -233,13 +203,14 @@ class CausalScorer(Scorer):
 
     def describe(self) -> dict:
         d = super().describe()
+        device, dtype = describe_device_dtype(self.device, self.dtype)
         d.update(
             {
                 "model": self.name,
                 "folder": str(self.folder),
                 "start_token": self.start_token,
-                "dtype": str(self.dtype).removeprefix("torch."),
-                "device": str(self.device),
+                "dtype": dtype,
+                "device": device,
                 "batch_size": self.batch_size,
             }
         )

@@ -40,6 +40,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
+from .devices import describe_device_dtype, resolve_device, resolve_dtype
 from .orders import (
     MAX_EXACT_ROWS,
     Plan,
@@ -56,9 +57,6 @@ METHODS = ("approx-ll", "approx-ll-sampled", "pll", "pll-word-l2r", "pll-whole-w
 OPTIONS = ("method", "normalize", "words", "orders", "seed", "max_rows")
 #: option names the spec registry accepts for hf-masked
 OPTION_KEYS = set(OPTIONS)
-_DTYPES = {"float32": "float32", "fp32": "float32", "float16": "float16", "fp16": "float16",
-           "half": "float16", "bfloat16": "bfloat16", "bf16": "bfloat16", "float64": "float64",
-           "fp64": "float64", "double": "float64"}
 #: masked copies planned and run together (bounds memory)
 _CHUNK_ROWS = 8192
 
@@ -67,26 +65,6 @@ def _torch():
     import torch
 
     return torch
-
-
-def resolve_dtype(dtype):
-    """torch dtype from None / str / torch.dtype (None = float32)."""
-    torch = _torch()
-    if dtype is None:
-        return torch.float32
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    name = _DTYPES.get(str(dtype).lower().replace("torch.", ""))
-    if name is None:
-        raise ValueError(f"unknown dtype {dtype!r}; expected one of {sorted(set(_DTYPES.values()))}")
-    return getattr(torch, name)
-
-
-def resolve_device(device):
-    torch = _torch()
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
 
 
 class MaskedLMScorer(Scorer):
@@ -181,7 +159,8 @@ class MaskedLMScorer(Scorer):
 
     def describe(self) -> dict:
         d = super().describe()
-        d.update(dtype=str(self.dtype).replace("torch.", ""), device=str(self.device))
+        device, dtype = describe_device_dtype(self.device, self.dtype)
+        d.update(dtype=dtype, device=device)
         return d
 
     # ----------------------------------------------------------------- public API

@@ -33,6 +33,7 @@ import torch
 from torch import nn
 
 from .base import ScoreCache, Scorer, hash_files, length_sorted_batches
+from .devices import describe_device_dtype, resolve_device, resolve_dtype
 from .ngram import validate_sweep
 
 UNK = "<unk>"
@@ -44,7 +45,6 @@ FORMAT = "contstim-word-lm"
 WEIGHTS_FILE = "model.safetensors"
 VOCAB_FILE = "vocab.json"
 CONFIG_FILE = "config.json"
-_DTYPES = {"float32": torch.float32, "float64": torch.float64, "bfloat16": torch.bfloat16, "float16": torch.float16}
 
 
 @dataclass
@@ -119,22 +119,6 @@ def _pad(seqs: list[list[int]], value: int) -> torch.Tensor:
     return torch.tensor([s + [value] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
-def _resolve_device(device) -> torch.device:
-    if device is None:
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    return torch.device(device)
-
-
-def _resolve_dtype(dtype) -> torch.dtype:
-    if dtype is None:
-        return torch.float32
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if str(dtype) in _DTYPES:
-        return _DTYPES[str(dtype)]
-    raise ValueError(f"unknown dtype {dtype!r}; use one of {sorted(_DTYPES)}")
-
-
 # -- training ---------------------------------------------------------------------------------
 @dataclass
 class TrainSettings:
@@ -199,7 +183,7 @@ def train(
             raise ValueError(f"sentence {i} of the corpus is empty")
     vocab = build_vocab(sentences, max_vocab=max_vocab, min_count=min_count)
     config = WordLMConfig(kind, len(vocab), embed_size, hidden_size, num_layers)
-    dev = _resolve_device(device)
+    dev = resolve_device(device)
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(settings.seed)
         model = WordLM(config)
@@ -322,7 +306,7 @@ def load_checkpoint(path: str | os.PathLike, device=None, dtype=None) -> tuple[W
         model.load_state_dict(tensors, strict=True)
     except RuntimeError as exc:
         raise ValueError(f"{folder / WEIGHTS_FILE} does not match config.json: {exc}") from exc
-    model.to(device=_resolve_device(device), dtype=_resolve_dtype(dtype)).eval()
+    model.to(device=resolve_device(device), dtype=resolve_dtype(dtype)).eval()
     return model, vocab, config
 
 
@@ -371,7 +355,8 @@ class RecurrentScorer(Scorer):
         return self._fingerprint
 
     def describe(self) -> dict:
-        return {**super().describe(), "device": str(self.device), "dtype": str(self.dtype).replace("torch.", "")}
+        device, dtype = describe_device_dtype(self.device, self.dtype)
+        return {**super().describe(), "device": device, "dtype": dtype}
 
     def encode(self, words: Sequence[str]) -> list[int]:
         """Vocabulary ids of ``words`` (out-of-vocabulary words -> ``<unk>``)."""
