@@ -9,7 +9,6 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from urllib.parse import parse_qsl
 
 from .results import (
     DEFAULT_MODEL,
@@ -18,35 +17,8 @@ from .results import (
     write_result,
 )
 from .schema import ALL_REFERENCE_MODELS, EXPERIMENTS
-
-
-def load_scorer(
-    spec: str,
-    datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    cache=None,
-    progress: bool = True,
-):
-    """The scorer of a model spec.
-
-    ``precomputed:NAME[?split=...]`` is built here (so ``datasets_dir`` applies to it); every
-    other family goes through :func:`contstim_bench.scoring.registry.load_scorer`.
-    """
-    if not isinstance(spec, str):
-        raise TypeError(f"model spec must be a str, got {type(spec).__name__}: {spec!r}")
-    family, _, rest = spec.partition(":")
-    if family == "precomputed":
-        if not rest:
-            raise ValueError(f"model spec {spec!r} names no reference model (precomputed:NAME)")
-        name, _, query = rest.partition("?")
-        from .scoring.precomputed import from_spec
-
-        return from_spec(name, dict(parse_qsl(query, keep_blank_values=True)), datasets_dir=datasets_dir)
-    from .scoring.registry import load_scorer as registry_load
-
-    return registry_load(spec, device=device, dtype=dtype, batch_size=batch_size, cache=cache, progress=progress)
+from .scoring.protocols import require_logprobs
+from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 
 
 def _experiments(experiments) -> list[str] | None:
@@ -123,13 +95,11 @@ def evaluate_model(
     set_threads(threads)
     if spec is None:
         spec = DEFAULT_MODEL
-    if isinstance(spec, str):
-        scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, dtype=dtype,
-                             batch_size=batch_size, cache=cache, progress=progress)
-    elif hasattr(spec, "score") and hasattr(spec, "describe"):
-        scorer = spec
+    if isinstance(spec, (str, ModelSpec)):
+        scorer = load_scorer(spec, ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache,
+                                                  progress=progress), device=device, dtype=dtype)
     else:
-        raise TypeError(f"spec must be a model spec string or a Scorer, got {type(spec).__name__}")
+        scorer = require_logprobs(spec, "the contstim benchmark")
     result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log)
     if output is not None:
         path = write_result(result, output)

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
+from .scoring.protocols import require_logprobs
 
 FORMAT = "contstim-bench-blimp"
 FORMAT_VERSION = 1
@@ -167,12 +168,11 @@ def run_blimp(
     if isinstance(model, str):
         from .scoring.registry import load_scorer
 
-        scorer = load_scorer(spec, device=device, batch_size=batch_size, cache=cache, progress=progress)
+        scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
+                             progress=progress)
     else:
         scorer = model
-    if hasattr(scorer, "template"):
-        raise ValueError(f"{scorer.spec}: prompt scorers give plausibility scores, not sentence probabilities; "
-                         "BLiMP needs a causal or masked LM")
+    scorer = require_logprobs(scorer, "BLiMP")
     human = load_config(DATASET, "human_validation", split="test", datasets_dir=datasets_dir)
     sentences = list(dict.fromkeys(list(pairs.sentence_good) + list(pairs.sentence_bad)))
     log(f"BLiMP: {pairs.paradigm.nunique()} paradigms, {len(pairs)} pairs, {len(sentences)} sentences "
@@ -194,7 +194,7 @@ def run_blimp(
                    "rows": [[p, int(i), float(g), float(b)]
                             for p, i, g, b in zip(pairs.paradigm, pairs.pair_id, good, bad)]},
         "provenance": {**provenance(fp, **_device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
-                       "model_sentences_scored": int(getattr(scorer, "n_model_sentences", 0))},
+                       "model_sentences_scored": int(scorer.n_model_sentences)},
     }
 
 

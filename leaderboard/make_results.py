@@ -18,7 +18,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from contstim_bench.api import load_scorer
+from contstim_bench.scoring.registry import load_scorer
 from contstim_bench.leaderboard.site import slug
 from contstim_bench.leaderboard.validate import validate_files
 from contstim_bench.results import evaluate_scorer, write_result

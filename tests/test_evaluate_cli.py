@@ -112,7 +112,7 @@ def test_summary_and_default_experiments(run, tmp_path, capsys):
     [
         ("precomputed:nope", "unknown reference model 'nope'"),
         ("precomputed:bert?split=main", "sentence '.*' is not in the dataset's reference log-probabilities for 'bert'"),
-        ("precomputed:bert?colour=red", r"unknown option\(s\) \['colour'\]"),
+        ("precomputed:bert?colour=red", r"unknown option\(s\) 'colour' for precomputed.*accepted: split"),
         ("precomputed:", "names no reference model"),
         ("precomputed:gpt2", "sentence '.*' is not in the dataset's reference log-probabilities for 'gpt2'"),
     ],
@@ -279,3 +279,19 @@ def test_default_output_paths():
     assert default_output("smollm2-135m") == Path("results/smollm2-135m.json")
     assert default_output("hf-causal:/models/my lm?start=<s>") == Path("results/hf-causal_models_my_lm_start_s.json")
     assert default_plots_dir(Path("out/x.json")) == Path("out/x_plots")
+
+
+def test_precomputed_reads_datasets_in_every_scoring_command(run, tmp_path, monkeypatch):
+    """``--datasets`` reaches ``precomputed:`` in ``score`` (one registry for every command) and
+    the result records the spec as typed beside its canonical form."""
+    datasets, result = run
+    monkeypatch.setenv("CONTSTIM_DATASETS", str(tmp_path / "nothing-built-here"))
+    sentences = list(result["logprobs"])[:3]
+    (tmp_path / "in.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
+    code = cli_main(["score", "--model", "precomputed:roberta", "--input", str(tmp_path / "in.txt"),
+                     "--output", str(tmp_path / "out.csv"), "--datasets", str(datasets), "--quiet"])
+    assert code == 0
+    rows = (tmp_path / "out.csv").read_text(encoding="utf-8").splitlines()[1:]
+    assert [float(r.rsplit(",", 1)[1]) for r in rows] == [result["logprobs"][s] for s in sentences]
+    assert not (tmp_path / "nothing-built-here").exists()
+    assert result["model"]["spec"] == result["model"]["spec_typed"] == "precomputed:roberta"

@@ -144,6 +144,7 @@ def first_run(env):
 def test_default_model_run(env, first_run):
     result, err = first_run["result"], first_run["stderr"]
     assert result["model"]["spec"] == f"hf-causal:{DEFAULT_MODEL}" == result["model"]["name"]
+    assert result["model"]["spec_typed"] == DEFAULT_MODEL
     assert result["model"]["method"] == "causal" and result["model"]["start_token"] == START
     assert list(result["experiments"]) == ["pll"]
     assert "contstim_Aug2021_n100_results_anon.csv" in result["skipped_experiments"]["main"]

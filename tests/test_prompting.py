@@ -64,7 +64,7 @@ def test_aliases_and_unknown_template():
 @pytest.mark.parametrize("name", ["sentence-choice-2", "sentence-judgment"])
 def test_yes_no_score_is_log_odds(lm, name):
     scorer = PromptScorer(lm, name, cache=False)
-    got = scorer.score([GOOD, BAD, GOOD])
+    got = scorer.judge([GOOD, BAD, GOOD])
     for sentence, value in zip([GOOD, BAD], got):
         prompt = scorer.render(s=sentence)
         want = answer_lp(lm, prompt, " Yes") - answer_lp(lm, prompt, " No")
@@ -77,7 +77,7 @@ def test_yes_no_score_is_log_odds(lm, name):
 
 def test_likert_expected_rating(lm):
     scorer = PromptScorer(lm, "likert", cache=False)
-    (value,) = scorer.score([GOOD])
+    (value,) = scorer.judge([GOOD])
     prompt = scorer.render(s=GOOD)
     lp = np.array([answer_lp(lm, prompt, f" {k}") for k in range(1, 8)])
     p = np.exp(lp) / np.exp(lp).sum()
@@ -98,7 +98,7 @@ def test_sentence_choice_pair(lm):
     # order=both is antisymmetric by construction
     assert both.choose(BAD, GOOD) == pytest.approx(-both.choose(GOOD, BAD), abs=1e-9)
     with pytest.raises(ValueError, match=r"sentence-choice-1 compares two sentences.*choose"):
-        scorer.score([GOOD])
+        scorer.judge([GOOD])
 
 
 def test_pair_scores_are_cached(lm, tmp_path):
@@ -122,7 +122,7 @@ def test_prompt_errors(lm):
     with pytest.raises(TypeError, match="pair 0 must be"):
         PromptScorer(lm, "sc1", cache=False).choose_many([GOOD])
     with pytest.raises(ValueError, match="sentence 1 is empty"):
-        PromptScorer(lm, "sj", cache=False).score([GOOD, ""])
+        PromptScorer(lm, "sj", cache=False).judge([GOOD, ""])
     with pytest.raises(ValueError, match=r"needs \?template=NAME"):
         load_scorer(f"prompt:hf-causal:{lm.folder}", cache=False)
     with pytest.raises(ValueError, match=r"prompt: needs a causal model, not kenlm"):
@@ -160,3 +160,13 @@ def test_smollm2_prompting(smollm2):
     assert "Answer:" not in text
     odds = chat.choose(GOOD, BAD)
     assert odds == pytest.approx(2.665, abs=2e-3)  # answers "1" readily when chat-formatted
+
+
+def test_prompt_scorer_is_a_judge_not_a_logprob_scorer(lm):
+    from contstim_bench.scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
+
+    judge = PromptScorer(lm, "sentence-judgment", cache=False)
+    assert isinstance(judge, PromptedJudge) and not isinstance(judge, LogProbScorer)
+    assert isinstance(lm, LogProbScorer) and not isinstance(lm, PromptedJudge)
+    with pytest.raises(ValueError, match=r"plausibility judgments, not sentence log-probabilities; BLiMP needs"):
+        require_logprobs(judge, "BLiMP")

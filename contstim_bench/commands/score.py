@@ -26,6 +26,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--batch-size", type=int, default=None, metavar="N")
     p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available)")
     p.add_argument("--dtype", default=None, help="float32 (default), bfloat16, float16")
+    p.add_argument("--datasets", help="folder of built datasets, for precomputed:NAME (default: $CONTSTIM_DATASETS)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
@@ -72,6 +73,7 @@ def run(args) -> int:
     sentences = read_sentences(args.input)
     scorer = load_scorer(
         args.model,
+        datasets_dir=args.datasets,
         device=args.device,
         dtype=args.dtype,
         batch_size=args.batch_size,

@@ -457,7 +457,7 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     parsed by the scorer registry; nothing from the file is executed).  ``trust_remote_code``
     is refused with ValueError: no scorer of the registry runs remote code.
     """
-    from ..api import load_scorer
+    from ..scoring.registry import load_scorer
 
     if trust_remote_code:
         # no scorer of the registry runs remote code, so there is nothing to allow

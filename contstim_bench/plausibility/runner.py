@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from .. import __version__
+from ..scoring.protocols import PromptedJudge, require_logprobs
 from .conditional import DEFINITION, socialn400_values
 from .metrics import (
     CHANCE,
@@ -94,13 +95,19 @@ def limit_pairs(pairs, limit: int | None):
 
 
 def _is_prompt_scorer(scorer) -> bool:
-    return hasattr(scorer, "template") and hasattr(scorer, "choose_many")
+    return isinstance(scorer, PromptedJudge)
+
+
+def _n_model_inputs(scorer) -> int:
+    """Sentences (and, for a prompted judge, pairs) the model ran on, not from the cache."""
+    return int(scorer.n_model_sentences + (scorer.n_model_pairs if _is_prompt_scorer(scorer) else 0))
 
 
 def _scores(scorer, sentences: list[str]) -> dict[str, float]:
+    """Per-sentence values: log-probabilities, or a prompted judge's sentence judgments."""
     unique = list(dict.fromkeys(sentences))
-    values = np.asarray(scorer.score(unique), dtype=np.float64)
-    return dict(zip(unique, values.tolist()))
+    values = scorer.judge(unique) if _is_prompt_scorer(scorer) else require_logprobs(scorer, "plausibility").score(unique)
+    return dict(zip(unique, np.asarray(values, dtype=np.float64).tolist()))
 
 
 def _experiment1(scorer, pairs, log) -> tuple[dict, dict]:
@@ -176,14 +183,15 @@ def run_plausibility(
         spec = scorer_spec(model, method)
         from ..scoring.registry import load_scorer
 
-        scorer = load_scorer(spec, device=device, batch_size=batch_size, cache=cache, progress=progress)
+        scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
+                             progress=progress)
     else:
         scorer = model
         if method is not None:
             kind, template = parse_method(method)
             is_prompt = _is_prompt_scorer(scorer)
             if (kind == "prompt") != is_prompt or (is_prompt and scorer.template.name != template):
-                raise ValueError(f"method {method!r} does not match the given scorer {getattr(scorer, 'spec', scorer)!r}")
+                raise ValueError(f"method {method!r} does not match the given scorer {scorer.spec!r}")
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
     else:
@@ -215,8 +223,7 @@ def run_plausibility(
     fp = fingerprint(DATASET, datasets_dir)
     result["benchmark"]["dataset_fingerprint"] = fp
     result["provenance"] = {**provenance(fp, **_device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
-                            "model_sentences_scored": int(getattr(scorer, "n_model_sentences", 0)
-                                                          + getattr(scorer, "n_model_pairs", 0))}
+                            "model_sentences_scored": _n_model_inputs(scorer)}
     return result
 
 

@@ -86,6 +86,15 @@ class ScoreCache:
         self._conn.close()
 
 
+def resolve_cache(cache: "ScoreCache | None | bool") -> "ScoreCache | None":
+    """``None``/``True``: the default on-disk cache; ``False``: no cache; a ScoreCache: itself."""
+    if cache is False:
+        return None
+    if cache is None or cache is True:
+        return ScoreCache()
+    return cache
+
+
 class Scorer(abc.ABC):
     """Base class of every sentence scorer.
 
@@ -96,18 +105,15 @@ class Scorer(abc.ABC):
     """
 
     spec: str = ""
+    #: the spec as the user typed it (e.g. ``smollm2-135m`` for ``hf-causal:smollm2-135m``)
+    spec_typed: str = ""
     method: str = ""
     #: whether the scorer is deterministic (cacheable); sampled methods include their seed in
     #: ``method`` so that they stay cacheable
     cacheable: bool = True
 
     def __init__(self, cache: ScoreCache | None | bool = None, progress: bool = True):
-        if cache is False:
-            self.cache = None
-        elif cache is None or cache is True:
-            self.cache = ScoreCache()
-        else:
-            self.cache = cache
+        self.cache = resolve_cache(cache)
         self.progress = progress
         #: number of sentences actually sent to the model (not served from the cache)
         self.n_model_sentences = 0
@@ -122,7 +128,8 @@ class Scorer(abc.ABC):
 
     def describe(self) -> dict:
         """Provenance of the scorer for result files (override to add dtype, device, ...)."""
-        return {"spec": self.spec, "method": self.method, "fingerprint": self.fingerprint()}
+        return {"spec": self.spec, "spec_typed": self.spec_typed or self.spec, "method": self.method,
+                "fingerprint": self.fingerprint()}
 
     def score(self, sentences: Sequence[str]) -> np.ndarray:
         """Natural-log probability of each sentence (float64, input order).
@@ -131,27 +138,41 @@ class Scorer(abc.ABC):
         the model raises ValueError naming the sentence (nothing is cached then).
         """
         sents = validate_sentences(sentences)
-        unique = list(dict.fromkeys(sents))
-        known: dict[str, float] = {}
-        fp = self.fingerprint() if (self.cache is not None and self.cacheable) else ""
-        if self.cache is not None and self.cacheable:
-            known = self.cache.get_many(fp, self.method, unique)
-        todo = [s for s in unique if s not in known]
-        if todo:
-            values = np.asarray(self._score_unique(todo), dtype=np.float64)
-            if values.shape != (len(todo),):
-                raise RuntimeError(
-                    f"{type(self).__name__} returned {values.shape} scores for {len(todo)} sentences"
-                )
-            bad = [todo[i] for i in np.flatnonzero(~np.isfinite(values))]
-            if bad:
-                raise ValueError(f"{self.spec}: non-finite log-probability for sentence {bad[0]!r}")
-            self.n_model_sentences += len(todo)
-            fresh = dict(zip(todo, values.tolist()))
-            if self.cache is not None and self.cacheable:
-                self.cache.put_many(fp, self.method, fresh)
-            known.update(fresh)
-        return np.array([known[s] for s in sents], dtype=np.float64)
+        cache = self.cache if self.cacheable else None
+        values, n_computed = cached_values(self, cache, self.method, sents, self._score_unique,
+                                           what="log-probability")
+        self.n_model_sentences += n_computed
+        return values
+
+
+def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence[str], compute,
+                  what: str = "score") -> tuple[np.ndarray, int]:
+    """(float64 values of ``keys`` in input order, number of keys computed): each distinct key
+    computed once by ``compute(list_of_keys)``, looked up in and stored to ``cache`` under
+    ``(owner.fingerprint(), method, key)``.
+
+    Shared by every scorer kind (log-probabilities, prompted judgments, pair choices), so that
+    de-duplication, caching and the finite check live in one place.  A non-finite computed value
+    raises ValueError naming its key (nothing is cached then).
+    """
+    unique = list(dict.fromkeys(keys))
+    known: dict[str, float] = {}
+    fp = owner.fingerprint() if cache is not None else ""
+    if cache is not None:
+        known = cache.get_many(fp, method, unique)
+    todo = [k for k in unique if k not in known]
+    if todo:
+        values = np.asarray(compute(todo), dtype=np.float64)
+        if values.shape != (len(todo),):
+            raise RuntimeError(f"{type(owner).__name__} returned {values.shape} scores for {len(todo)} inputs")
+        bad = [todo[i] for i in np.flatnonzero(~np.isfinite(values))]
+        if bad:
+            raise ValueError(f"{owner.spec}: non-finite {what} for sentence {bad[0]!r}")
+        fresh = dict(zip(todo, values.tolist()))
+        if cache is not None:
+            cache.put_many(fp, method, fresh)
+        known.update(fresh)
+    return np.array([known[k] for k in keys], dtype=np.float64), len(todo)
 
 
 def hash_files(paths: Sequence[str | os.PathLike], extra: dict | None = None) -> str:

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Scorer, validate_sentences
+from .base import cached_values, resolve_cache, validate_sentences
 
 OPTION_KEYS = frozenset({"template", "chat", "order", "start"})
 
@@ -126,12 +126,23 @@ def _flag(value: str, key: str) -> bool:
     raise ValueError(f"option {key}={value!r} must be yes or no")
 
 
-class PromptScorer(Scorer):
-    """Prompt-based plausibility from a :class:`~contstim_bench.scoring.causal.CausalScorer`."""
+class PromptScorer:
+    """Prompt-based plausibility from a :class:`~contstim_bench.scoring.causal.CausalScorer`.
+
+    Not a log-probability scorer (it has no ``score``): it gives prompted judgments
+    (:meth:`judge`, :meth:`choose_many`), the :class:`~contstim_bench.scoring.protocols.PromptedJudge`
+    protocol.  Values are cached like sentence log-probabilities, under its own method name.
+    """
+
+    spec_typed: str = ""
 
     def __init__(self, lm, template: str, *, chat: bool = False, order: str = "given",
                  cache=None, progress: bool = True, spec: str | None = None):
-        super().__init__(cache=cache, progress=progress)
+        self.cache = resolve_cache(cache)
+        self.progress = progress
+        #: sentences and pairs actually sent to the model (not served from the cache)
+        self.n_model_sentences = 0
+        self.n_model_pairs = 0
         self.lm = lm
         self.template = get_template(template)
         self.chat = bool(chat)
@@ -144,7 +155,6 @@ class PromptScorer(Scorer):
             raise ValueError(f"chat=yes but model {lm.name} has no chat template")
         self.spec = spec or f"prompt:{lm.spec}?template={self.template.name}"
         self.method = f"prompt:{self.template.name}:chat={'yes' if self.chat else 'no'}:order={order}"
-        self.n_model_pairs = 0
 
     # ---------------------------------------------------------------------------- identity
     def fingerprint(self) -> str:
@@ -155,7 +165,8 @@ class PromptScorer(Scorer):
 
     def describe(self) -> dict:
         d = self.lm.describe()
-        d.update({"spec": self.spec, "method": self.method, "fingerprint": self.fingerprint(),
+        d.update({"spec": self.spec, "spec_typed": self.spec_typed or self.spec, "method": self.method,
+                  "fingerprint": self.fingerprint(),
                   "template": self.template.name, "chat": self.chat, "order": self.order})
         return d
 
@@ -201,10 +212,14 @@ class PromptScorer(Scorer):
             return p @ np.arange(1, 8, dtype=np.float64)
         return lp[:, 0] - lp[:, 1]  # log p(Yes) - log p(No)
 
-    def score(self, sentences: Sequence[str]) -> np.ndarray:
-        """Per-sentence plausibility score of a single-sentence template (see module doc)."""
+    def judge(self, sentences: Sequence[str]) -> np.ndarray:
+        """Per-sentence plausibility score of a single-sentence template (see module doc): not a
+        log-probability of the sentence."""
         self._require_single()
-        return super().score(sentences)
+        sents = validate_sentences(sentences)
+        values, n = cached_values(self, self.cache, self.method, sents, self._score_unique, what="judgment")
+        self.n_model_sentences += n
+        return values
 
     def choose(self, sentence_a: str, sentence_b: str) -> float:
         """Log-odds that ``sentence_a`` is the more plausible: log p("1") - log p("2")."""
@@ -221,26 +236,20 @@ class PromptScorer(Scorer):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(f"pair {i} must be (sentence_a, sentence_b), got {pair!r}")
             validate_sentences(pair)
-        keys = [f"{a}\x1f{b}" for a, b in pairs]
-        unique = list(dict.fromkeys(keys))
-        known: dict[str, float] = {}
-        fp = self.fingerprint() if self.cache is not None else ""
-        if self.cache is not None:
-            known = self.cache.get_many(fp, self.method, unique)
-        todo = [k for k in unique if k not in known]
-        if todo:
-            ab = [tuple(k.split("\x1f")) for k in todo]
+
+        def odds(keys: list[str]) -> np.ndarray:
+            ab = [tuple(k.split("\x1f")) for k in keys]
             lp = self._answers([self.render(a=a, b=b) for a, b in ab])
-            odds = lp[:, 0] - lp[:, 1]
+            out = lp[:, 0] - lp[:, 1]
             if self.order == "both":
                 lp2 = self._answers([self.render(a=b, b=a) for a, b in ab])
-                odds = 0.5 * (odds + (lp2[:, 1] - lp2[:, 0]))
-            fresh = dict(zip(todo, odds.tolist()))
-            self.n_model_pairs += len(todo)
-            if self.cache is not None:
-                self.cache.put_many(fp, self.method, fresh)
-            known.update(fresh)
-        return np.array([known[k] for k in keys], dtype=np.float64)
+                out = 0.5 * (out + (lp2[:, 1] - lp2[:, 0]))
+            return out
+
+        values, n = cached_values(self, self.cache, self.method, [f"{a}\x1f{b}" for a, b in pairs], odds,
+                                  what="choice log-odds")
+        self.n_model_pairs += n
+        return values
 
 
 def from_spec(target: str, options: dict[str, str], *, kind: str = "prompt", device=None,

