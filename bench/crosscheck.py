@@ -38,6 +38,17 @@ TOLERANCE = 1e-4
 NATURAL = POOL_SYNTHESIS  # the 6,113 natural sentences of the synthesis pool
 EXTRA = ["Don't stop, it's fine.", "Beehives are disproportionally schizophrenic"]
 
+
+def _tiny_mlm():
+    """``tests/tiny_mlm.py`` (small masked LMs built locally): a test helper, not part of the package."""
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import tiny_mlm
+
+    return tiny_mlm
+
+
 # Runs inside the minicons environment (transformers 4).  The tokenizer is rebuilt from its
 # tokenizer.json because transformers 4 does not know the v5 tokenizer class name.
 _WORKER = r"""
@@ -66,7 +77,7 @@ json.dump(out, open(sys.argv[2], "w"))
 
 def build_model(folder: Path, pool: list[str]) -> Path:
     """Save the WordPiece tokenizer and a small random BERT to ``folder``."""
-    from contstim_bench.scoring import tiny_mlm
+    tiny_mlm = _tiny_mlm()
 
     tok = tiny_mlm.train_wordpiece(pool, 1000)
     model = tiny_mlm.random_masked_lm(tok, hidden=64, layers=2, heads=2, seed=7, init_range=0.1)

@@ -24,6 +24,7 @@ import math
 import os
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -32,6 +33,16 @@ from contstim_bench.data.build_contstim import POOL_SYNTHESIS
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 NATURAL = POOL_SYNTHESIS  # the 6,113 natural sentences of the synthesis pool
+
+
+def _tiny_mlm():
+    """``tests/tiny_mlm.py`` (small masked LMs built locally): a test helper, not part of the package."""
+    tests = str(Path(__file__).resolve().parent.parent / "tests")
+    if tests not in sys.path:
+        sys.path.insert(0, tests)
+    import tiny_mlm
+
+    return tiny_mlm
 
 
 def main(argv=None) -> int:
@@ -47,8 +58,10 @@ def main(argv=None) -> int:
     import torch
 
     from contstim_bench.data import sources
-    from contstim_bench.scoring import masked, orders, tiny_mlm
+    from contstim_bench.scoring import masked, orders
     from contstim_bench.scoring.word_pieces import tokenize_many
+
+    tiny_mlm = _tiny_mlm()
 
     pool = sources.resolve(NATURAL).read_text(encoding="utf-8").splitlines()
     tok = tiny_mlm.train_wordpiece(pool, args.vocab)

@@ -33,7 +33,7 @@ def subset(all_pairs):
 
 @pytest.fixture(scope="module")
 def wordpiece(subset):
-    from contstim_bench.scoring import tiny_mlm
+    import tiny_mlm  # tests/tiny_mlm.py
 
     return tiny_mlm.train_wordpiece(list(subset.sentence_good) + list(subset.sentence_bad), 300)
 
@@ -44,7 +44,7 @@ def tiny_causal(tmp_path_factory, wordpiece):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from contstim_bench.scoring import tiny_mlm
+    import tiny_mlm  # tests/tiny_mlm.py
 
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(vocab_size=len(wordpiece), n_positions=64, n_embd=32, n_layer=2, n_head=2))
@@ -54,7 +54,7 @@ def tiny_causal(tmp_path_factory, wordpiece):
 
 @pytest.fixture(scope="module")
 def tiny_masked(tmp_path_factory, wordpiece):
-    from contstim_bench.scoring import tiny_mlm
+    import tiny_mlm  # tests/tiny_mlm.py
 
     model = tiny_mlm.random_masked_lm(wordpiece, hidden=32, layers=2, seed=3)
     folder = tiny_mlm.save(model, wordpiece, tmp_path_factory.mktemp("blimp-masked"))

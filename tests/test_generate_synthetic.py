@@ -188,7 +188,7 @@ def test_smollm2_vs_trigram_constraint_holds_when_rescored(data):
 
 def test_masked_lm_regression_heuristic(data, tmp_path):
     """Eq. 3 path: a small random masked LM (approx-ll) as the model to reject / accept."""
-    from contstim_bench.scoring import tiny_mlm
+    import tiny_mlm  # tests/tiny_mlm.py
 
     held = data["held"]
     tok = tiny_mlm.train_wordpiece(held + list(data["freq"]["word"].head(3000)), vocab_size=3000)

@@ -18,9 +18,11 @@ import torch
 from transformers.modeling_outputs import MaskedLMOutput
 
 from contstim_bench.data import sources
-from contstim_bench.scoring import masked, tiny_mlm
+from contstim_bench.scoring import masked
 from contstim_bench.scoring.word_pieces import tokenize, whitespace_marks
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
+
+import tiny_mlm  # tests/tiny_mlm.py
 
 NATURAL = POOL_SYNTHESIS  # the 6,113 natural sentences of the synthesis pool
 

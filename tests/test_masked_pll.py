@@ -17,8 +17,10 @@ import torch
 from transformers import AutoModelForMaskedLM, AutoTokenizer
 
 from contstim_bench.data import sources
-from contstim_bench.scoring import masked, tiny_mlm
+from contstim_bench.scoring import masked
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
+
+import tiny_mlm  # tests/tiny_mlm.py
 
 NATURAL = POOL_SYNTHESIS  # the 6,113 natural sentences of the synthesis pool
 EXTRA = ["Don't stop, it's fine.", "Beehives are disproportionally schizophrenic"]

@@ -37,7 +37,7 @@ def tiny_causal(tmp_path_factory, tables):
     import torch
     from transformers import GPT2Config, GPT2LMHeadModel
 
-    from contstim_bench.scoring import tiny_mlm
+    import tiny_mlm  # tests/tiny_mlm.py
     from contstim_bench.scoring.prompting import TEMPLATES
 
     sn = tables["socialn400"]

