@@ -242,6 +242,34 @@ def test_missing_folder_and_bad_start_token(tmp_path, tiny_dir):
         CausalScorer(tiny_dir, start="<nope>", cache=False)
 
 
+def test_start_token_recorded_in_the_folder_is_used(tiny_dir, tmp_path):
+    """A folder whose contstim_offline.json records a start token (a converted offline model)
+    scores with it; an explicit ``start`` still wins; the marker is not part of the fingerprint."""
+    import json
+    import shutil
+
+    from contstim_bench.scoring.offline import MARKER
+
+    folder = tmp_path / "converted"
+    shutil.copytree(tiny_dir, folder)
+    (folder / MARKER).write_text(json.dumps({"name": "tiny", "start_token": "</s>"}))
+    recorded = CausalScorer(folder, cache=False, progress=False)
+    explicit = CausalScorer(tiny_dir, start="</s>", cache=False, progress=False)
+    assert recorded.start_token == "</s>" and recorded.describe()["start_token"] == "</s>"
+    assert recorded.fingerprint() == explicit.fingerprint()
+    np.testing.assert_array_equal(recorded.score(SENTENCES[:3]), explicit.score(SENTENCES[:3]))
+    assert CausalScorer(folder, start="<s>", cache=False, progress=False).start_token == "<s>"
+
+    (folder / MARKER).write_text(json.dumps({"name": "tiny"}))  # no start token recorded: BOS
+    assert CausalScorer(folder, cache=False, progress=False).start_token == "<s>"
+    (folder / MARKER).write_text("{not json")
+    with pytest.raises(ValueError, match=MARKER):
+        CausalScorer(folder, cache=False, progress=False)
+    (folder / MARKER).write_text(json.dumps({"start_token": 3}))
+    with pytest.raises(ValueError, match="start_token must be a non-empty string"):
+        CausalScorer(folder, cache=False, progress=False)
+
+
 def test_sweep_bad_input(tiny):
     with pytest.raises(ValueError, match="position 9"):
         tiny.causal_sweep(["a", "b"], 9, ["c"])
@@ -278,3 +306,24 @@ def test_smollm2_sweep_equals_one_by_one(smollm2):
     swept = smollm2.causal_sweep(words, 1, cands)
     one = smollm2.score([" ".join([words[0], c, *words[2:]]) for c in cands])
     np.testing.assert_allclose(swept, one, atol=1e-4, rtol=0)
+
+
+@pytest.mark.slow
+def test_converted_folder_scores_exactly_as_the_short_name(smollm2):
+    """``hf-causal:<converted folder>`` uses the start token recorded at conversion
+    (``<|endoftext|>``, not the tokenizer's BOS ``<|im_start|>``): same scores, same fingerprint."""
+    from contstim_bench.scoring.offline import MARKER
+    from contstim_bench.scoring.registry import load_scorer
+
+    folder = smollm2.folder  # offline.model_dir("smollm2-135m"), in the session's temporary folder
+    assert (folder / MARKER).is_file() and smollm2.tokenizer.bos_token == "<|im_start|>"
+    by_path = load_scorer(f"hf-causal:{folder}", cache=False, progress=False)
+    by_name = load_scorer("smollm2-135m", cache=False, progress=False)
+    assert by_path.folder == by_name.folder == folder
+    assert by_path.start_token == by_name.start_token == "<|endoftext|>"
+    assert by_path.describe()["start_token"] == by_name.describe()["start_token"] == "<|endoftext|>"
+    assert by_path.fingerprint() == by_name.fingerprint() == smollm2.fingerprint()
+    sents = ["The cat sat on the mat.", "Mat the on sat cat the.", "I like to eat apples in the morning"]
+    want = by_name.score(sents)
+    np.testing.assert_array_equal(by_path.score(sents), want)
+    np.testing.assert_array_equal(smollm2.score(sents), want)

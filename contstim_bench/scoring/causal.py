@@ -3,9 +3,11 @@
 The score of a sentence is the sum over its tokens of the **natural-log** probability of each
 token given the tokens before it, *including the first token*, which is conditioned on the
 model's start token: ``log p(w_1 .. w_n) = sum_i log p(w_i | <start>, w_1 .. w_{i-1})``.
-The start token is the tokenizer's BOS token, else its EOS token (GPT-2 style models are trained
-with ``<|endoftext|>`` between documents); ``?start=<token>`` overrides it, and the offline
-models set the token they were trained with.  No end-of-sentence token is scored.
+The start token is, in order: ``?start=<token>``; the ``start_token`` recorded in the folder's
+``contstim_offline.json`` (:data:`.offline.MARKER`: the offline models record the token they
+were trained with, so ``hf-causal:<converted folder>`` scores exactly as the short name); the
+tokenizer's BOS token; its EOS token (GPT-2 style models are trained with ``<|endoftext|>``
+between documents).  No end-of-sentence token is scored.
 
 Sentences are tokenised without special tokens, grouped into length-sorted batches, padded on
 the right (with an attention mask, so real tokens keep their positions and never attend to the
@@ -19,6 +21,7 @@ key/value cache reused) and :meth:`CausalScorer.next_word_logprobs`.
 from __future__ import annotations
 
 import copy
+import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -27,6 +30,7 @@ import numpy as np
 
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
 from .devices import describe_device_dtype, resolve_device, resolve_dtype
+from .offline import MARKER
 
 OPTION_KEYS = frozenset({"start"})
 DEFAULT_BATCH_SIZE = 32
@@ -75,6 +79,24 @@ def _local_folder(target: str) -> Path:
             f"model {target!r} is neither a local folder nor available from the Hugging Face "
             f"Hub cache ({type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''})"
         ) from None
+
+
+def recorded_start_token(folder: Path) -> str | None:
+    """The ``start_token`` recorded in ``folder/contstim_offline.json`` (a converted offline
+    model), or None without that file; ValueError names a marker file that cannot be read."""
+    marker = Path(folder) / MARKER
+    if not marker.is_file():
+        return None
+    try:
+        meta = json.loads(marker.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{marker}: not a readable JSON file ({exc})") from None
+    start = meta.get("start_token") if isinstance(meta, dict) else None
+    if start is None:
+        return None
+    if not isinstance(start, str) or not start:
+        raise ValueError(f"{marker}: start_token must be a non-empty string, got {start!r}")
+    return start
 
 
 def _is_causal_lm_architecture(arch: str) -> bool:
@@ -161,7 +183,7 @@ class CausalScorer(Scorer):
         self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
         self._model = None  # loaded on first use: a run served from the cache never loads it
         self.start_token = start if start is not None else (
-            self.tokenizer.bos_token or self.tokenizer.eos_token
+            recorded_start_token(self.folder) or self.tokenizer.bos_token or self.tokenizer.eos_token
         )
         if not self.start_token:
             raise ValueError(

@@ -11,7 +11,9 @@ transformers dequantises a GGUF file on every load (15-40 s, minutes on a busy m
 :func:`model_dir` converts each model once with ``save_pretrained`` (float32 safetensors,
 tokenizer, config without the GGUF quantization entry) into ``$CONTSTIM_MODELS`` (default
 ``~/.cache/contstim_bench/models``), atomically (a temporary folder renamed into place), and
-reuses it afterwards.
+reuses it afterwards.  The folder's :data:`MARKER` file records the model's start token, which
+:class:`~.causal.CausalScorer` uses when no ``?start=`` is given, so ``hf-causal:<that folder>``
+scores exactly as the short name.
 """
 from __future__ import annotations
 
