@@ -2,6 +2,7 @@
 its description and the meaning and derivation of each column."""
 from __future__ import annotations
 
+from ..citations import GOLAN_2023
 from ..schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, MAIN_MODELS
 
 DESCRIPTION = """\
@@ -23,16 +24,7 @@ from the raw Gorilla exports and the stimulus files (no pre-aligned upstream fil
 trial types from the raw sentence type codes and the targeted models from the triplet and
 natural-pair files, as in the paper's Methods."""
 
-CITATION = """\
-@article{golan2023testing,
-  title   = {Testing the limits of natural language models for predicting human language judgements},
-  author  = {Golan, Tal and Siegelman, Matthew and Kriegeskorte, Nikolaus and Baldassano, Christopher},
-  journal = {Nature Machine Intelligence},
-  volume  = {5},
-  pages   = {952--964},
-  year    = {2023},
-  doi     = {10.1038/s42256-023-00718-1}
-}"""
+CITATION = GOLAN_2023  # the one copy is contstim_bench.citations
 
 _MODEL_LIST = ", ".join(f"`{m}`" for m in ALL_REFERENCE_MODELS)
 

@@ -229,7 +229,7 @@ def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path
     :func:`contstim_bench.experiment.design.read_design` when that module is installed."""
     from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 
-    from .runner import CITATION
+    from ..citations import GOLAN_2023
 
     docs = {
         "experiment": "Experiment name given to `generate design --experiment`.",
@@ -250,7 +250,7 @@ def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path
     spec = DatasetSpec(
         name=DESIGN_DATASET, pretty_name="Controversial sentence pairs: experiment design", license="other",
         description=f"Trial lists written by `contstim generate design`: {json.dumps(info)}.",
-        citation=CITATION, sources=[str(v) for v in (info.get("natural"), info.get("triplets"), info.get("pool")) if v],
+        citation=GOLAN_2023, sources=[str(v) for v in (info.get("natural"), info.get("triplets"), info.get("pool")) if v],
         configs=[ConfigSpec("design", {"train": design_table(design)},
                             "One row per participant group x trial (trials layout without participants and "
                             "responses).", docs)])

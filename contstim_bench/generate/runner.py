@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
+from ..citations import GOLAN_2023
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .synthetic import (
     OUTPUT_COLUMNS,
@@ -393,18 +394,9 @@ def write_triplets_dataset(frame, output: Path, record: dict, extra_configs=None
         license="other",
         description=description or (f"Written by `contstim generate synthetic`. Models: {models}. Seed "
                                     f"{record.get('seed')}; search settings {json.dumps(record.get('settings'))}."),
-        citation=CITATION,
+        citation=GOLAN_2023,
         sources=[f"run record: {RUN_FILE} (pool {record.get('pool')}, vocabulary {record.get('vocabulary')})"],
         configs=[config, *(extra_configs or [])],
     )
     return write_dataset(spec, output)
 
-
-CITATION = """@article{golan2023testing,
-  title={Testing the limits of natural language models for predicting human language judgements},
-  author={Golan, Tal and Siegelman, Matthew and Kriegeskorte, Nikolaus and Baldassano, Christopher},
-  journal={Nature Machine Intelligence},
-  volume={5},
-  pages={952--964},
-  year={2023}
-}"""

@@ -17,8 +17,9 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..citations import GOLAN_2023
 from .natural_ilp import PAIR_COLUMNS
-from .runner import CITATION, TRIPLET_COLUMN_DOCS
+from .runner import TRIPLET_COLUMN_DOCS
 from .synthetic import TRIPLETS_DATASET
 
 NATURAL_DATASET = "natural"
@@ -86,7 +87,7 @@ def write_selection(annotated: pd.DataFrame, output: Path, *, source: str, crite
     spec = DatasetSpec(
         name=TRIPLETS_DATASET, pretty_name="Selected synthetic controversial sentence triplets", license="other",
         description=f"Selected with `contstim generate select --criterion {criterion}` from `{source}`.",
-        citation=CITATION, sources=[source], configs=[config])
+        citation=GOLAN_2023, sources=[source], configs=[config])
     return write_dataset(spec, output)
 
 
@@ -110,5 +111,5 @@ def write_natural(pairs: pd.DataFrame, sentences: Sequence[str], log_probs: np.n
         name=NATURAL_DATASET, pretty_name="Controversial natural-sentence pairs", license="other",
         description=f"Written by `contstim generate natural` from the pool {pool}: {json.dumps(info)}. Models: "
                     + ", ".join(f"`{m.name}` = `{m.spec}`" for m in models) + ".",
-        citation=CITATION, sources=[pool], configs=configs)
+        citation=GOLAN_2023, sources=[pool], configs=configs)
     return write_dataset(spec, output)

@@ -10,10 +10,10 @@ import evaluate
 import pandas as pd
 
 from contstim_bench.analysis.evaluation import evaluate_log_ratios
-from contstim_bench.data.contstim_card import CITATION as GOLAN_2023_BIBTEX
+from contstim_bench.citations import GOLAN_2023
 
 
-_CITATION = GOLAN_2023_BIBTEX + "\n"
+_CITATION = GOLAN_2023 + "\n"
 
 _DESCRIPTION = """\
 Human consistency of a language model's sentence probabilities on controversial sentence pairs
