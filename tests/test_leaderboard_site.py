@@ -18,7 +18,6 @@ import pytest
 from huggingface_hub import HfApi
 
 from contstim_bench.cli import main as cli_main
-from contstim_bench.leaderboard import plots as quick_plots
 from contstim_bench.leaderboard.push import push_results
 from contstim_bench.leaderboard.site import build_site, plot_function, slug
 from contstim_bench.leaderboard.table import pairwise_matrix, panels, ranking_rows
@@ -47,11 +46,10 @@ def results():
 
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, datasets):
-    # validation of the shipped files is tested in test_leaderboard_validate.py; the light bar
-    # plots of the leaderboard package keep this module fast (the figure plots are the evaluate
-    # command's and have their own tests)
+    # validation of the shipped files is tested in test_leaderboard_validate.py; the model pages
+    # carry the figures of contstim_bench.report.plots (the plot functions have their own tests)
     out = tmp_path_factory.mktemp("site") / "site"
-    build_site(SHIPPED, out, validate=False, datasets_dir=datasets, plot=quick_plots.plot_result, log=lambda m: None)
+    build_site(SHIPPED, out, validate=False, datasets_dir=datasets, log=lambda m: None)
     return out
 
 
@@ -64,7 +62,8 @@ def test_site_files(site, results):
     for name in names:
         page = site / "models" / f"{slug(name)}.html"
         assert page.is_file(), name
-        assert (site / "models" / slug(name) / "pll_scores.png").stat().st_size > 10_000
+        for figure in ("pll_accuracy.png", "pll_srcs.png", "pll_accuracy.svg"):
+            assert (site / "models" / slug(name) / figure).stat().st_size > 10_000, figure
         assert f">{name}</a>" in index
     data = json.loads((site / "data.js").read_text(encoding="utf-8").removeprefix("window.CONTSTIM_LEADERBOARD = ").rstrip().rstrip(";"))
     rows = list(csv.DictReader(io.StringIO((site / "export" / "leaderboard.csv").read_text(encoding="utf-8"))))
@@ -107,10 +106,18 @@ def test_pairwise_matrix(results):
         pairwise_matrix(results, "main", "all", "accuracy")
 
 
-def test_figure_plots_are_used_when_available():
+def test_model_pages_use_the_figure_plots():
     fn = plot_function()
-    assert fn.__module__ in ("contstim_bench.analysis.plots", "contstim_bench.leaderboard.plots")
-    assert "out_dir" in inspect.signature(fn).parameters
+    assert fn.__module__ == "contstim_bench.report.plots"
+    assert {"out_dir", "datasets_dir", "formats"} <= set(inspect.signature(fn).parameters)
+
+
+def test_slug_is_the_package_slug_cut_to_80():
+    from contstim_bench.names import slug as package_slug
+
+    for name in ("hf-causal:gpt2", "smollm2-135m", "..odd name//x..", "", "a" * 100):
+        assert slug(name) == package_slug(name)[:80]
+    assert slug("hf-causal:gpt2") == "hf-causal_gpt2" and slug("") == "model" and len(slug("a" * 100)) == 80
 
 
 def test_cli_build_refuses_foreign_folder(tmp_path, datasets, capsys):

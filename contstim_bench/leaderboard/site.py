@@ -7,8 +7,7 @@ the downloads; the data is inlined as ``data.js``, so nothing is fetched and the
     index.html              ranking table per experiment and condition (sortable columns)
     matrix.html             pairwise significance matrix per panel and measure
     models/<slug>.html      one page per model: metadata, scores, comparisons, plots
-    models/<slug>/*.png     its plots (:func:`contstim_bench.analysis.plots.plot_result` when
-                            available, else the accuracy/SRCS bar plots of :mod:`.plots`)
+    models/<slug>/*.png     its figures (:func:`contstim_bench.report.plots.plot_result`, PNG and SVG)
     data.js                 window.CONTSTIM_LEADERBOARD = {columns, rows, matrices}
     export/leaderboard.json, export/leaderboard.csv, results/<file>.json
     style.css, app.js
@@ -18,28 +17,28 @@ Every string from a result file is HTML-escaped; nothing from a result is execut
 from __future__ import annotations
 
 import html
-import inspect
 import json
 import math
 import os
-import re
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import __version__
+from .. import __version__, names
 from .table import COLUMNS, MEASURES, pairwise_matrix, panels, ranking_rows, rows_to_csv
 from .validate import ValidationError, load_file, model_key, validate_files
 
 STATIC = Path(__file__).with_name("static")
 TITLE = "contstim-bench leaderboard"
+SLUG_LENGTH = 80  # longest page name of a model
+PLOT_FORMATS = ("png", "svg")
 
 
 def slug(name: str) -> str:
-    """A file-name-safe form of a model name (``hf-causal:gpt2`` -> ``hf-causal_gpt2``)."""
-    text = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "model"
-    return text[:80]
+    """The page name of a model name (``hf-causal:gpt2`` -> ``hf-causal_gpt2``):
+    :func:`contstim_bench.names.slug` cut to :data:`SLUG_LENGTH` characters."""
+    return names.slug(name, max_length=SLUG_LENGTH)
 
 
 def load_results(results_dir: str | os.PathLike, validate: bool = True, datasets_dir=None) -> list[tuple[Path, dict]]:
@@ -301,23 +300,17 @@ def model_page(result: dict, file_name: str, plots: list[str]) -> str:
 
 
 def plot_function() -> Callable:
-    """``plot_result(result_path, out_dir) -> [paths]``: the package's figure plots
-    (:func:`contstim_bench.analysis.plots.plot_result`); ``build_site(plot=...)`` takes another,
-    e.g. the light bar plots of :mod:`contstim_bench.leaderboard.plots`."""
-    from ..analysis.plots import plot_result
+    """The figures of a model page: :func:`contstim_bench.report.plots.plot_result`.
+    ``build_site(plot=...)`` takes another function with its signature
+    (``plot(result_path, out_dir, *, datasets_dir, formats) -> [paths]``)."""
+    from ..report.plots import plot_result
 
     return plot_result
 
 
 def _make_plots(result_path: Path, out_dir: Path, plot, datasets_dir=None) -> list[str]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    kwargs = {}
-    params = inspect.signature(plot).parameters
-    if "datasets_dir" in params:
-        kwargs["datasets_dir"] = datasets_dir
-    if "formats" in params:
-        kwargs["formats"] = ("png", "svg")
-    paths = plot(str(result_path), str(out_dir), **kwargs)
+    paths = plot(str(result_path), str(out_dir), datasets_dir=datasets_dir, formats=PLOT_FORMATS)
     rel = []
     for p in paths or []:
         p = Path(p)
