@@ -18,7 +18,7 @@ import yaml
 import contstim_bench
 from contstim_bench.analysis.evaluation import evaluate_logprobs, log_ratios_from_logprobs
 from contstim_bench.cli import main as cli_main
-from contstim_bench.commands.metric import push_metric
+from contstim_bench.metric_hub import push_metric
 from contstim_bench.results import load_experiment
 
 ROOT = Path(contstim_bench.__file__).resolve().parent.parent
