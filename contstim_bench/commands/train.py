@@ -5,16 +5,13 @@ natural sentences of Golan et al. 2023 (``contstimlang/resources/sentence_corpor
 natural_sentences_for_synthetic_controversial_sentence_pair_optimization.txt``, resolved and
 verified like every raw source), so that everything works offline.  The paper's models were
 trained on a far larger corpus (Reddit, Wikipedia, Gutenberg, local news); pass ``--corpus``
-(one sentence per line, words separated by whitespace) to train on your own.
+(one sentence per line, words separated by whitespace) to train on your own.  The training runs
+are :func:`contstim_bench.scoring.training.train_ngram` and ``train_recurrent``.
 """
 from __future__ import annotations
 
 import argparse
-import shutil
-import subprocess
-import sys
-import tempfile
-from pathlib import Path
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train an n-gram (KenLM ARPA), RNN or LSTM language model")
@@ -56,100 +53,27 @@ def _corpus_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--source", help="raw-data folder for the default corpus (default: the usual source resolution)")
 
 
-def _corpus_path(args) -> Path:
-    if args.corpus:
-        path = Path(args.corpus)
-        if not path.is_file():
-            raise FileNotFoundError(f"corpus file not found: {path}")
-        return path
-    from ..data.build_contstim import POOL_SYNTHESIS  # the default corpus
-    from ..data.sources import resolve
-
-    path = resolve(POOL_SYNTHESIS, source=args.source)
-    print(f"corpus: {POOL_SYNTHESIS} (default)", file=sys.stderr)
-    return path
-
-
 def _train_ngram(args) -> int:
-    from ..scoring import kneser_ney
+    from ..scoring.training import train_ngram
 
-    if args.order < 1:
-        raise ValueError(f"--order must be >= 1, got {args.order}")
-    fallback = None
-    if args.discount_fallback is not None:
-        fallback = tuple(args.discount_fallback) or kneser_ney.DEFAULT_FALLBACK
-        if len(fallback) != 3:
-            raise ValueError(f"--discount-fallback takes 3 values (D1 D2 D3+), got {len(fallback)}")
-    corpus = _corpus_path(args)
-    sentences = kneser_ney.read_corpus(corpus)  # validates: missing, empty, reserved tokens
-    output = Path(args.output)
-    backend = args.backend
-    if backend == "auto":
-        backend = "lmplz" if shutil.which("lmplz") else "python"
-    if backend == "lmplz":
-        _run_lmplz(sentences, args.order, output, fallback, args.memory)
-    else:
-        model = kneser_ney.estimate(sentences, args.order, fallback, progress=len(sentences) > 100_000)
-        kneser_ney.write_arpa(model, output)
-        for n in model.fallback_orders:
-            print(f"note: order {n} used the fallback discounts {model.discounts[n - 1]}", file=sys.stderr)
-    counts = _arpa_counts(output)
-    print(f"wrote {output} (backend {backend}, {len(sentences)} sentences, "
-          + ", ".join(f"{n}-grams: {c}" for n, c in counts) + ")")
+    done = train_ngram(args.output, corpus=args.corpus, source=args.source, order=args.order, backend=args.backend,
+                       discount_fallback=args.discount_fallback, memory=args.memory)
+    print(f"wrote {done.output} (backend {done.backend}, {done.sentences} sentences, "
+          + ", ".join(f"{n}-grams: {c}" for n, c in done.counts) + ")")
     return 0
 
 
-def _run_lmplz(sentences: list[list[str]], order: int, output: Path, fallback, memory: str) -> None:
-    """Run lmplz on the sentences as the python backend reads them (one per line, blank lines
-    dropped, every line newline-terminated: lmplz gives an unterminated last line no ``</s>``)."""
-    exe = shutil.which("lmplz")
-    if exe is None:
-        raise FileNotFoundError("lmplz is not on PATH (build KenLM, or use --backend python)")
-    output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="contstim-lmplz-") as tmp:
-        cmd = [exe, "-o", str(order), "--arpa", str(output), "-S", memory, "-T", tmp]
-        if fallback is not None:
-            cmd += ["--discount_fallback", *(str(d) for d in fallback)]
-        text = "".join(" ".join(words) + "\n" for words in sentences)
-        proc = subprocess.run(cmd, input=text, capture_output=True, text=True, encoding="utf-8")
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-        raise RuntimeError(f"lmplz failed (exit {proc.returncode}): {tail}")
-
-
-def _arpa_counts(path: Path) -> list[tuple[int, int]]:
-    counts = []
-    with path.open(encoding="utf-8") as fh:
-        for line in fh:
-            if line.startswith("ngram "):
-                n, c = line[len("ngram "):].strip().split("=")
-                counts.append((int(n), int(c)))
-            elif line.startswith("\\1-grams:"):
-                break
-    return counts
-
-
 def _train_recurrent(args) -> int:
-    from ..scoring import kneser_ney, rnn
+    from ..scoring.training import train_recurrent
 
-    for name in ("epochs", "min_count", "batch_size", "embed_size", "hidden_size", "num_layers"):
-        if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    for name in ("max_vocab", "max_steps"):
-        if getattr(args, name) is not None and getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
-    corpus = _corpus_path(args)
-    sentences = kneser_ney.read_corpus(corpus)
-    settings = rnn.TrainSettings(
-        epochs=args.epochs, batch_size=args.batch_size, lr=args.lr, seed=args.seed, max_steps=args.max_steps
-    )
-    result = rnn.train(
-        sentences, args.kind, settings=settings, max_vocab=args.max_vocab, min_count=args.min_count,
+    done = train_recurrent(
+        args.kind, args.output, corpus=args.corpus, source=args.source, epochs=args.epochs, seed=args.seed,
+        max_vocab=args.max_vocab, min_count=args.min_count, batch_size=args.batch_size, lr=args.lr,
         embed_size=args.embed_size, hidden_size=args.hidden_size, num_layers=args.num_layers,
-        device=args.device, progress=True,
+        max_steps=args.max_steps, device=args.device, progress=True,
     )
-    out = rnn.save_checkpoint(result, args.output, extra={"corpus": str(corpus), "sentences": len(sentences)})
+    result = done.result
     losses = ", ".join(f"{x:.3f}" for x in result.epoch_losses)
-    print(f"wrote {out} ({args.kind}, vocabulary {len(result.vocab)}, {len(result.step_losses)} steps, "
+    print(f"wrote {done.output} ({args.kind}, vocabulary {len(result.vocab)}, {len(result.step_losses)} steps, "
           f"epoch losses [{losses}] nats/token, {result.seconds:.1f} s)")
     return 0
