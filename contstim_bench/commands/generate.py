@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -98,86 +96,50 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
 
 
 def _synthetic(args) -> int:
-    from ..generate.runner import plan_run, run
+    from ..generate.runner import synthesize
     from ..generate.synthetic import SearchSettings
 
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold)
-    plan = plan_run(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
-                    seed=args.seed, settings=settings, device=args.device, dtype=args.dtype)
-    folder = run(plan, batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet)
-    if folder is not None:
-        from ..generate.synthetic import read_triplets
-
-        frame = read_triplets(folder)
-        ok = ((frame["lp_S1_given_m1"] >= frame["lp_N_given_m1"]) & (frame["lp_S2_given_m2"] >= frame["lp_N_given_m2"]))
-        print(f"wrote {folder} ({len(frame)} triplets; constraint holds for {int(ok.sum())}; "
-              f"mean controversiality {frame['controversiality'].mean():.3f} nats)")
+    done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
+                      seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
+                      batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet)
+    if done is not None:  # process 0 of the run
+        print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
+              f"mean controversiality {done.mean_controversiality:.3f} nats)")
     return 0
 
 
 def _select(args) -> int:
-    from ..generate.select_output import write_selection
-    from ..generate.synthetic import read_triplets
-    from ..generate.triplet_select import select_triplets
+    from ..generate.select_output import select_and_write_triplets
 
-    frame = read_triplets(args.triplets).reset_index(drop=True)
-    result = select_triplets(frame, per_pair=args.per_pair, n_bins=args.bins, criterion=args.criterion,
-                             solver=args.solver)
-    folder = write_selection(result.triplets, Path(args.output), source=str(args.triplets), criterion=args.criterion)
+    done = select_and_write_triplets(args.triplets, args.output, per_pair=args.per_pair, n_bins=args.bins,
+                                     criterion=args.criterion, solver=args.solver)
+    result = done.selection
     for (m1, m2), value in result.objective.items():
         print(f"{m1} vs {m2}: {args.per_pair} triplets, {args.criterion} total {value:.3f} "
               f"({result.reports[(m1, m2)].status})")
-    print(f"wrote {folder} ({len(result.selected)} selected of {len(frame)})")
+    print(f"wrote {done.folder} ({len(result.selected)} selected of {len(result.triplets)})")
     return 0
 
 
 def _natural(args) -> int:
-    import numpy as np
+    from ..generate.natural_run import select_natural
 
-    from ..generate.inputs import load_pool
-    from ..generate.natural_ilp import select_natural_pairs
-    from ..generate.runner import parse_models
-    from ..generate.select_output import write_natural
-    from ..scoring.base import ScoreCache
-    from ..scoring.registry import load_scorer
-
-    models = parse_models(args.models)
-    if args.per_pair < 1:
-        raise ValueError(f"--per-pair must be a positive integer, got {args.per_pair}")
-    lines, pool_desc = load_pool(args.pool)
-    sentences = list(dict.fromkeys(lines))  # a repeated line is one sentence
-    cache = False if args.no_cache else ScoreCache()
-    columns = []
-    for m in models:
-        scorer = load_scorer(m.spec, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                             cache=cache, progress=not args.quiet)
-        columns.append(np.asarray(scorer.score(sentences), dtype=np.float64))
-        print(f"scored {len(sentences)} pool sentences with {m.name}", file=sys.stderr)
-    log_probs = np.stack(columns, axis=1)
-    result = select_natural_pairs(log_probs, [m.name for m in models], sentences, args.per_pair, solver=args.solver)
-    folder = write_natural(result.pairs, sentences, log_probs, models, Path(args.output), pool_desc,
-                           {"solver": args.solver, "status": result.report.status,
-                            "objective": result.objective, "per_pair": args.per_pair})
-    print(f"wrote {folder} ({len(result.pairs)} pairs; objective {result.objective:.4f}, {result.report.status}, "
+    done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
+                          device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+                          use_cache=not args.no_cache, progress=not args.quiet)
+    result = done.selection
+    print(f"wrote {done.folder} ({len(result.pairs)} pairs; objective {result.objective:.4f}, {result.report.status}, "
           f"{result.n_candidates} candidate sentences of {result.n_pool})")
     return 0
 
 
 def _design(args) -> int:
-    from ..generate.design import build_design, read_natural_pairs, write_design_dataset
-    from ..generate.inputs import load_pool
-    from ..generate.synthetic import read_triplets
+    from ..generate.design import design_experiment
 
-    if args.natural is None and args.triplets is None:
-        raise ValueError("give --natural and/or --triplets (the outputs of `generate natural` / `generate select`)")
-    natural = read_natural_pairs(args.natural) if args.natural is not None else None
-    triplets = read_triplets(args.triplets) if args.triplets is not None else None
-    pool, pool_desc = load_pool(args.pool)
-    design = build_design(natural, triplets, pool, groups=args.groups, random_pairs=args.random_pairs,
-                          catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment)
-    folder = write_design_dataset(design, Path(args.output), {
-        "natural": args.natural, "triplets": args.triplets, "pool": pool_desc, "groups": args.groups,
-        "random_pairs": args.random_pairs, "catch_trials": args.catch_trials, "seed": args.seed})
+    design, folder = design_experiment(args.output, natural=args.natural, triplets=args.triplets, pool=args.pool,
+                                       groups=args.groups, random_pairs=args.random_pairs,
+                                       catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment)
     counts = design.groupby("trial_type").size().to_dict()
     print(f"wrote {folder} ({args.groups} groups, {len(design)} trials: {json.dumps(counts)})")
     return 0

@@ -259,3 +259,28 @@ def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path
 
     read_design(output)  # raises ValueError naming the problem if the design is not servable
     return folder
+
+
+def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike | None = None,
+                      triplets: str | os.PathLike | None = None, pool: str | None = None, groups: int = 10,
+                      random_pairs: int = 9, catch_trials: int = 12, seed: int = 0,
+                      experiment: str = "generated", datasets_dir: str | os.PathLike | None = None
+                      ) -> tuple[pd.DataFrame, Path]:
+    """Build the trial lists from the outputs of ``generate natural`` (``natural``) and/or
+    ``generate select`` (``triplets``) and random/catch sentences of ``pool`` (default: the
+    contstim synthesis pool), and write them as ``output``/design; returns (design, folder)."""
+    from .inputs import load_pool
+    from .synthetic import read_triplets
+
+    if natural is None and triplets is None:
+        raise ValueError("give --natural and/or --triplets (the outputs of `generate natural` / `generate select`)")
+    natural_pairs = read_natural_pairs(natural) if natural is not None else None
+    triplet_rows = read_triplets(triplets) if triplets is not None else None
+    sentences, pool_desc = load_pool(pool, datasets_dir)
+    design = build_design(natural_pairs, triplet_rows, sentences, groups=groups, random_pairs=random_pairs,
+                          catch_trials=catch_trials, seed=seed, experiment=experiment)
+    folder = write_design_dataset(design, Path(output), {
+        "natural": None if natural is None else str(natural),
+        "triplets": None if triplets is None else str(triplets), "pool": pool_desc, "groups": groups,
+        "random_pairs": random_pairs, "catch_trials": catch_trials, "seed": seed})
+    return design, folder

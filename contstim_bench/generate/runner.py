@@ -326,6 +326,37 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     return assemble(plan)
 
 
+@dataclass(frozen=True)
+class SyntheticRun:
+    """What :func:`synthesize` wrote: the triplet dataset ``folder``, its number of ``triplets``,
+    how many satisfy the Eq. 2 constraint (each synthetic sentence at least as probable as N under
+    the model meant to accept it) and their mean Eq. 4 controversiality (nats)."""
+
+    folder: Path
+    triplets: int
+    constraint_holds: int
+    mean_controversiality: float
+
+
+def synthesize(output: str | os.PathLike, models: str | Sequence[str], start_sentences: int, *,
+               pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
+               settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
+               batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
+               datasets_dir: str | os.PathLike | None = None) -> SyntheticRun | None:
+    """Plan (:func:`plan_run`) and run or resume (:func:`run`) a synthetic-triplet search into
+    ``output``; process 0 returns a summary of the written dataset, other processes None."""
+    from .synthetic import read_triplets
+
+    plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
+                    settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir)
+    folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress)
+    if folder is None:
+        return None
+    frame = read_triplets(folder)
+    ok = (frame["lp_S1_given_m1"] >= frame["lp_N_given_m1"]) & (frame["lp_S2_given_m2"] >= frame["lp_N_given_m2"])
+    return SyntheticRun(folder, len(frame), int(ok.sum()), float(frame["controversiality"].mean()))
+
+
 def assemble(plan: RunPlan) -> Path:
     """Build the triplet dataset from the job files, in job order (every job must be done)."""
     jobs_dir = plan.output / JOBS_DIR

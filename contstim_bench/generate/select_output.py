@@ -10,7 +10,9 @@ the columns of :data:`contstim_bench.generate.natural_ilp.PAIR_COLUMNS`; config
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -20,7 +22,8 @@ import pyarrow as pa
 from ..citations import GOLAN_2023
 from .natural_ilp import PAIR_COLUMNS
 from .runner import TRIPLET_COLUMN_DOCS
-from .synthetic import TRIPLETS_DATASET
+from .synthetic import TRIPLETS_DATASET, read_triplets
+from .triplet_select import TripletSelection, select_triplets
 
 NATURAL_DATASET = "natural"
 
@@ -89,6 +92,29 @@ def write_selection(annotated: pd.DataFrame, output: Path, *, source: str, crite
         description=f"Selected with `contstim generate select --criterion {criterion}` from `{source}`.",
         citation=GOLAN_2023, sources=[source], configs=[config])
     return write_dataset(spec, output)
+
+
+@dataclass(frozen=True)
+class TripletSelectionRun:
+    """What :func:`select_and_write_triplets` wrote: the dataset ``folder`` and the
+    :class:`~contstim_bench.generate.triplet_select.TripletSelection` (``triplets``: every input
+    triplet, ``selected``, per-pair ``objective`` and solver ``reports``)."""
+
+    folder: Path
+    selection: TripletSelection
+
+
+def select_and_write_triplets(triplets: str | os.PathLike, output: str | os.PathLike, *, per_pair: int = 10,
+                              n_bins: int = 10, criterion: str = "controversiality",
+                              solver: str = "cbc") -> TripletSelectionRun:
+    """Read ``triplets`` (a ``generate synthetic`` folder, a triplet parquet or published
+    triplets, see :func:`~contstim_bench.generate.synthetic.read_triplets`), choose ``per_pair``
+    per model pair (:func:`~contstim_bench.generate.triplet_select.select_triplets`) and write them
+    as ``output``/triplets."""
+    frame = read_triplets(triplets).reset_index(drop=True)
+    selection = select_triplets(frame, per_pair=per_pair, n_bins=n_bins, criterion=criterion, solver=solver)
+    folder = write_selection(selection.triplets, Path(output), source=str(triplets), criterion=criterion)
+    return TripletSelectionRun(folder, selection)
 
 
 def write_natural(pairs: pd.DataFrame, sentences: Sequence[str], log_probs: np.ndarray, models, output: Path,
