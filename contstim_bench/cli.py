@@ -36,8 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
 def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "contstim") -> int:
     """Parse ``argv`` with ``parser`` and call the chosen command's ``func``.
 
-    Package errors (ValueError, FileNotFoundError, KeyError, RuntimeError) name the problem, so
-    they are printed as one line ``<prog>: error: <type>: <message>`` without a traceback (exit 1).
+    Package errors (ValueError, FileNotFoundError, RuntimeError) name the problem, so they are
+    printed as one line ``<prog>: error: <type>: <message>`` without a traceback (exit 1).  Any
+    other exception, a KeyError included (a missing key is a bug, not a user error), keeps its
+    traceback.
     """
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -48,7 +50,7 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, KeyError, RuntimeError) as exc:
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:
         # Errors raised by the package name the problem; print them without a traceback.
         name = type(exc).__name__
         print(f"{prog}: error: {name}: {exc}", file=sys.stderr)

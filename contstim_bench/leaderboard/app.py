@@ -139,7 +139,7 @@ def evaluate_spec(spec: str, datasets_dir=None) -> str:
     try:
         scorer = load_scorer(spec, datasets_dir=datasets_dir)
         result = evaluate_scorer(scorer, experiments=["pll"], datasets_dir=datasets_dir)
-    except (ValueError, FileNotFoundError, RuntimeError, KeyError) as exc:
+    except (ValueError, FileNotFoundError, RuntimeError) as exc:  # a KeyError is a bug: not caught
         return f"**Evaluation failed**: {type(exc).__name__}: {exc}"
     return "```\n" + summary_table(result) + "\n```"
 
