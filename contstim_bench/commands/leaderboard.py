@@ -33,11 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("--rescore-tolerance", type=float, default=1e-4, help="absolute tolerance in nats for --rescore")
     v.add_argument("--device", help="device for --rescore (e.g. cpu, cuda)")
-    v.add_argument(
-        "--trust-remote-code",
-        action="store_true",
-        help="with --rescore: let the model's own code run (off unless given; needs a registry that supports it)",
-    )
     v.set_defaults(func=_validate)
 
     b = lsub.add_parser("build", help="render the static site from a results folder")
@@ -62,15 +57,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _validate(args) -> int:
     from ..leaderboard.validate import rescore, validate_files
 
-    if args.trust_remote_code and not args.rescore:
-        raise ValueError("--trust-remote-code only applies with --rescore (validation alone loads no model)")
     checked = validate_files(args.files, results_dir=args.results, datasets_dir=args.datasets)
     if args.rescore:
         for c in checked:
             if c.ok:
-                c.problems += rescore(
-                    c.result, args.datasets, args.rescore_tolerance, args.trust_remote_code, device=args.device
-                )
+                c.problems += rescore(c.result, args.datasets, args.rescore_tolerance, device=args.device)
     for c in checked:
         if c.ok:
             name, rev = c.key

@@ -8,7 +8,7 @@ Spaces: a title and intro, then tabs: the ranking table, About, and Submit.
   from its log-probabilities; duplicates checked against the shown results).  A valid file is
   copied into the queue folder when ``CONTSTIM_LEADERBOARD_QUEUE`` is set.  When the maintainer
   sets ``CONTSTIM_LEADERBOARD_ALLOW_EVAL=1``, the tab also evaluates a model spec on the server
-  (``trust_remote_code`` is never enabled by the app).
+  (the scorer registry never runs a model's own code).
 
 Environment: ``CONTSTIM_LEADERBOARD_RESULTS`` (results folder), ``CONTSTIM_LEADERBOARD_QUEUE``,
 ``CONTSTIM_LEADERBOARD_ALLOW_EVAL``, and the package's usual ``CONTSTIM_DATASETS``.
