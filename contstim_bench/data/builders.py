@@ -43,7 +43,7 @@ def script_main(name: str, description: str, argv: list[str] | None = None) -> i
     import argparse
     import sys
 
-    from .load import default_datasets_dir
+    from .paths import default_datasets_dir
     from .writer import read_fingerprint
 
     parser = argparse.ArgumentParser(description=description)

@@ -9,13 +9,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .builders import build
+from .paths import ENV_DATASETS, default_datasets_dir
 from .writer import FINGERPRINT_FILE, read_fingerprint
 
-ENV_DATASETS = "CONTSTIM_DATASETS"
-
-
-def default_datasets_dir() -> Path:
-    return Path(os.environ.get(ENV_DATASETS, Path.home() / ".cache" / "contstim_bench" / "datasets"))
+__all__ = ["ENV_DATASETS", "dataset_dir", "default_datasets_dir", "fingerprint", "load_config"]
 
 
 def dataset_dir(
@@ -32,8 +30,6 @@ def dataset_dir(
             raise FileNotFoundError(
                 f"dataset {name!r} is not built in {root}; run `contstim data build --out {root}`"
             )
-        from .builders import build
-
         build(name, root, source=source)
     return folder
 
