@@ -404,9 +404,75 @@ def test_build_is_deterministic(built, tmp_path):
     again = write_dataset(bc.build_spec(), tmp_path)
     a, b = read_fingerprint(built), read_fingerprint(again)
     assert a["fingerprint"] == b["fingerprint"]
-    for rel in a["files"]:
+    for rel in a["parquet_sha256"]:
         assert (built / rel).read_bytes() == (again / rel).read_bytes(), rel
     assert (built / "README.md").read_text() == (again / "README.md").read_text()
+
+
+def test_fingerprint_is_over_content_not_parquet_bytes(built, tmp_path):
+    """Rewriting a table with another compression, row-group size, encoding, chunking or row order
+    leaves the content fingerprint unchanged; changing one rating changes it."""
+    from contstim_bench.data.writer import compute_fingerprint
+
+    recorded = read_fingerprint(built)
+    assert compute_fingerprint(built) == {"fingerprint": recorded["fingerprint"], "tables": recorded["tables"]}
+    assert set(recorded["tables"]) == {rel[: -len(".parquet")] for rel in recorded["parquet_sha256"]}
+    assert f"`{recorded['fingerprint']}`" in (built / "README.md").read_text()
+
+    copy = tmp_path / "contstim"
+    shutil.copytree(built, copy)
+    trials = copy / "trials" / "pll.parquet"
+    table = pq.read_table(trials)
+    before = trials.read_bytes()
+    pq.write_table(table, trials, compression="gzip", row_group_size=1000, use_dictionary=False)
+    assert trials.read_bytes() != before
+    assert compute_fingerprint(copy)["fingerprint"] == recorded["fingerprint"]
+    pq.write_table(table, trials, compression="snappy", row_group_size=7)
+    assert compute_fingerprint(copy)["fingerprint"] == recorded["fingerprint"]
+    reordered = table.take(pa.array(np.random.default_rng(0).permutation(table.num_rows)))
+    pq.write_table(reordered, trials, compression="none")
+    assert compute_fingerprint(copy)["fingerprint"] == recorded["fingerprint"]
+
+    ratings = table.column("rating").to_pylist()
+    ratings[0] = 7 - ratings[0]
+    changed = table.set_column(table.schema.get_field_index("rating"), "rating", [ratings])
+    pq.write_table(changed, trials)
+    after = compute_fingerprint(copy)
+    assert after["fingerprint"] != recorded["fingerprint"]
+    assert {k for k in after["tables"] if after["tables"][k] != recorded["tables"][k]} == {"trials/pll"}
+
+
+def test_data_layer_imports_run_one_way():
+    """load -> builders -> writer -> paths, with no cycle: builders never imports load."""
+    import subprocess
+    import sys
+
+    code = ("import sys, contstim_bench.data.builders as b; "
+            "assert 'contstim_bench.data.load' not in sys.modules; "
+            "from contstim_bench.data.load import default_datasets_dir, ENV_DATASETS, dataset_dir, fingerprint; "
+            "from contstim_bench.data import paths; assert default_datasets_dir is paths.default_datasets_dir")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_table_digest_is_exact_and_canonical():
+    import math
+
+    from contstim_bench.data.writer import table_digest
+
+    def digest(**columns):
+        return table_digest(pa.table(columns))
+
+    base = digest(x=pa.array([1.0, 2.0], pa.float64()), s=["a", "b"])
+    assert base == table_digest(pa.concat_tables([pa.table({"x": pa.array([v], pa.float64()), "s": [t]})
+                                                  for v, t in ((2.0, "b"), (1.0, "a"))]))  # chunks, row order
+    assert base == digest(x=pa.array([1.0, 2.0], pa.float64()), s=pa.array(["a", "b"]).dictionary_encode())
+    assert base != digest(x=pa.array([1.0, math.nextafter(2.0, 3.0)], pa.float64()), s=["a", "b"])  # float64 exact
+    assert base != digest(x=pa.array([1, 2], pa.int64()), s=["a", "b"])  # the type counts
+    assert base != digest(y=pa.array([1.0, 2.0], pa.float64()), s=["a", "b"])  # the name counts
+    assert base != digest(x=pa.array([1.0, 2.0, 2.0], pa.float64()), s=["a", "b", "b"])  # duplicates count
+    nan, none = digest(x=pa.array([float("nan")], pa.float64())), digest(x=pa.array([None], pa.float64()))
+    assert nan != none != digest(x=pa.array([0.0], pa.float64())) != digest(x=pa.array([-0.0], pa.float64()))
+    assert digest(s=pa.array([None], pa.string())) != digest(s=["None"]) != digest(s=["null"])
 
 
 def test_cli_build_with_main_results_equals_the_script(fixture_build, tmp_path):
@@ -419,6 +485,6 @@ def test_cli_build_with_main_results_equals_the_script(fixture_build, tmp_path):
     rc = cli_main(["data", "build", "--only", "contstim", "--source", str(src), "--out", str(out),
                    "--main-results", str(info.path)])
     assert rc == 0
-    assert read_fingerprint(out / "contstim")["files"] == read_fingerprint(folder)["files"]
+    assert read_fingerprint(out / "contstim")["parquet_sha256"] == read_fingerprint(folder)["parquet_sha256"]
     main = bc.load_trials("main", datasets_dir=out)
     assert main.participant.nunique() == info.n_groups * info.participants_per_group

@@ -232,6 +232,21 @@ def test_experiment_fingerprint_is_independent_of_parquet_bytes(tmp_path, datase
     assert known.experiment_fingerprint("pll", copy_root) != local["experiments"]["pll"]
 
 
+def test_fingerprints_are_the_data_layers_content_fingerprints(datasets):
+    """known.py hashes with the data layer's one table digest: the experiment fingerprint is the
+    dataset-fingerprint formula over the two tables' digests recorded at build time, and a build
+    without the main experiment's human data has a registered dataset fingerprint on any machine."""
+    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.writer import dataset_fingerprint, read_fingerprint
+
+    meta = read_fingerprint(dataset_dir("contstim", datasets))
+    two = {k: meta["tables"][k] for k in ("trials/pll", "sentences/pll")}
+    assert known.experiment_fingerprint("pll", datasets) == dataset_fingerprint(two)
+    assert meta["fingerprint"] == dataset_fingerprint(meta["tables"])
+    if "trials/main" not in meta["tables"]:
+        assert meta["fingerprint"] in known.registry()["contstim"]["dataset_fingerprints"]
+
+
 def test_cli_validate(tmp_path, honest, datasets, capsys):
     good = write(tmp_path, "good.json", honest)
     bad = copy.deepcopy(honest)

@@ -35,7 +35,8 @@ def dataset_dir(
 
 
 def fingerprint(name: str, datasets_dir: str | os.PathLike | None = None) -> str:
-    """Fingerprint (sha256 over its parquet files) of a built dataset."""
+    """Content fingerprint of a built dataset (:func:`.writer.dataset_fingerprint`: sha256 over
+    the canonical digests of its decoded tables, the same on every machine and library version)."""
     return read_fingerprint(dataset_dir(name, datasets_dir))["fingerprint"]
 
 

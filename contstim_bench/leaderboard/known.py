@@ -1,32 +1,31 @@
 """Known benchmark builds: result formats, dataset fingerprints and per-experiment content hashes.
 
-Two fingerprints identify the data a result was computed on:
+Two fingerprints identify the data a result was computed on, both over *decoded content* with
+the one canonical table digest of the data layer (:func:`contstim_bench.data.writer.table_digest`),
+so neither depends on the machine, the pyarrow version or the parquet compressor:
 
 - the **dataset fingerprint** written into every result (``benchmark.dataset_fingerprint``,
-  :func:`contstim_bench.data.load.fingerprint`): sha256 over the parquet *bytes* of the whole
-  built dataset.  It depends on the machine: parquet files record the writer's version
-  (``created_by``), compressors may change their output between versions, and the dataset has a
-  ``trials/main`` split only where the main experiment's human data could be fetched;
-- the **experiment fingerprint** (:func:`experiment_fingerprint`): sha256 over the *decoded
-  values* of the two tables an experiment's scores depend on (``trials/<experiment>`` and
-  ``sentences/<experiment>``), in a canonical JSON form.  It is the same on every machine that
-  builds the same data.
+  :func:`contstim_bench.data.load.fingerprint`): over every table of the built dataset.  It still
+  depends on *which* tables were built: the dataset has a ``trials/main`` split only where the
+  main experiment's human data could be fetched;
+- the **experiment fingerprint** (:func:`experiment_fingerprint`): over the two tables an
+  experiment's scores depend on (``trials/<experiment>`` and ``sentences/<experiment>``), so it
+  does not depend on the other splits either.
 
 ``known_benchmarks.json`` (next to this module) lists, per dataset, the accepted result formats,
 the experiment fingerprints of the benchmark and the dataset fingerprints of known builds.
 :func:`known_dataset_fingerprints` adds the fingerprint of the dataset built on this machine
-*when* its experiment fingerprints match the registry, so a maintainer whose pyarrow writes
-different bytes still accepts results made with that same build.
+*when* its experiment fingerprints match the registry, so a maintainer whose build has other
+tables (e.g. the main experiment's human data) still accepts results made with that same build.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from functools import lru_cache
 from pathlib import Path
 
-import pyarrow.parquet as pq
+from ..data.writer import dataset_fingerprint, parquet_table_digest
 
 REGISTRY_FILE = Path(__file__).with_name("known_benchmarks.json")
 TABLES = ("trials", "sentences")
@@ -37,29 +36,23 @@ def registry() -> dict:
     return json.loads(REGISTRY_FILE.read_text(encoding="utf-8"))
 
 
-def _table_digest(path: Path) -> str:
-    table = pq.read_table(path)
-    columns = {name: [str(table.schema.field(name).type), table.column(name).to_pylist()] for name in table.schema.names}
-    text = json.dumps(columns, sort_keys=True, ensure_ascii=False, allow_nan=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-
 def experiment_fingerprint(experiment: str, datasets_dir: str | os.PathLike | None = None, dataset: str = "contstim") -> str:
-    """sha256 over the decoded ``trials/<experiment>`` and ``sentences/<experiment>`` tables.
+    """Content fingerprint of the ``trials/<experiment>`` and ``sentences/<experiment>`` tables.
 
-    Independent of parquet writer version, compression and of the other splits of the dataset.
-    FileNotFoundError names a missing table.
+    :func:`~contstim_bench.data.writer.dataset_fingerprint` over just those two tables' content
+    digests: independent of parquet writer version, compression and of the other splits of the
+    dataset.  FileNotFoundError names a missing table.
     """
     from ..data.load import dataset_dir
 
     folder = Path(dataset_dir(dataset, datasets_dir))
-    parts = []
+    digests = {}
     for config in TABLES:
         path = folder / config / f"{experiment}.parquet"
         if not path.exists():
             raise FileNotFoundError(f"{path} is missing: experiment {experiment!r} is not built in {folder}")
-        parts.append(f"{config}/{experiment}:{_table_digest(path)}\n")
-    return hashlib.sha256("".join(parts).encode()).hexdigest()
+        digests[f"{config}/{experiment}"] = parquet_table_digest(path)
+    return dataset_fingerprint(digests)
 
 
 @lru_cache(maxsize=8)
