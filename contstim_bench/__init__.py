@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ._version import __version__
+from .provenance import repo_root
 
 __all__ = ["__version__", "evaluate_model", "metric_path", "repo_root"]
 
@@ -22,12 +23,6 @@ def __getattr__(name: str):
 
         return evaluate_model
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def repo_root() -> Path | None:
-    """The development checkout this package lives in, or None for an installed wheel."""
-    root = Path(__file__).resolve().parent.parent
-    return root if (root / "setup.py").exists() else None
 
 
 def metric_path() -> str:

@@ -1,7 +1,9 @@
 """``contstim_bench.evaluate_model``: the Python face of ``contstim evaluate``.
 
 The CLI is a thin wrapper around :func:`evaluate_model`, so both return the same result (see
-:mod:`contstim_bench.results` for its layout).
+:mod:`contstim_bench.results.schema` for its layout).  :func:`evaluate_model` with
+``benchmarks=[...]`` evaluates any benchmark of :mod:`contstim_bench.benchmarks` (one result per
+benchmark).
 """
 from __future__ import annotations
 
@@ -10,14 +12,12 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .results import (
-    DEFAULT_MODEL,
-    default_plots_dir,
-    evaluate_scorer,
-    write_result,
-)
+from .benchmarks import get_benchmark
+from .benchmarks.contstim import evaluate_scorer
+from .results import default_plots_dir, write_result
 from .schema import ALL_REFERENCE_MODELS, EXPERIMENTS
-from .scoring.protocols import require_logprobs
+from .scoring.spec import DEFAULT_MODEL
+from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 
 
@@ -34,6 +34,18 @@ def _experiments(experiments) -> list[str] | None:
             raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)} or all")
         out.append(exp)
     return out
+
+
+def _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress):
+    """The scorer of a spec (default: :data:`DEFAULT_MODEL`) or a ready log-probability scorer."""
+    if spec is None:
+        spec = DEFAULT_MODEL
+    if isinstance(spec, (str, ModelSpec)):
+        context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+        return load_scorer(spec, context, device=device, dtype=dtype)
+    if not isinstance(spec, (LogProbScorer, PromptedJudge)):
+        raise TypeError(f"spec must be a model spec string or a Scorer, got {type(spec).__name__}")
+    return require_logprobs(spec, "the benchmark")
 
 
 def set_threads(threads: int | None) -> None:
@@ -57,6 +69,7 @@ def evaluate_model(
     output: str | os.PathLike | None = None,
     plots: str | os.PathLike | bool | None = None,
     *,
+    benchmarks: Sequence[str] | None = None,
     name: str | None = None,
     datasets_dir: str | os.PathLike | None = None,
     device=None,
@@ -72,16 +85,27 @@ def evaluate_model(
 
     ``spec``: a model spec (``smollm2-135m``, ``hf-causal:gpt2``, ``hf-masked:...?method=pll``,
     ``precomputed:roberta``, ...) or a ready :class:`~contstim_bench.scoring.base.Scorer`;
-    default :data:`~contstim_bench.results.DEFAULT_MODEL` (SmolLM2-135M-Instruct).
+    default :data:`~contstim_bench.scoring.spec.DEFAULT_MODEL` (SmolLM2-135M-Instruct).
     ``experiments``: ``"main"``, ``"pll"``, a list of them, or None/``"all"`` for every
     experiment whose human data is available (the others are skipped with a note; a named one
     that is unavailable raises FileNotFoundError).  ``output``: write the result JSON there.
-    ``plots``: a folder for the figures of :func:`contstim_bench.analysis.plots.plot_result`, or
+    ``plots``: a folder for the figures of :func:`contstim_bench.report.plots.plot_result`, or
     True for ``<output stem>_plots`` next to ``output``.  Scores are cached on disk (``cache``: a
     :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default, False for none), so
     evaluating the same model again runs no model.
+
+    ``benchmarks``: identifiers of :mod:`contstim_bench.benchmarks` (``contstim.pll``,
+    ``blimp``, ``plausibility`` ...); then the return value is ``{identifier: result}``, one
+    result per benchmark, ``output`` is a folder receiving ``<identifier>.json`` each, and
+    ``experiments``/``plots`` do not apply.
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))
+    if benchmarks is not None:
+        if experiments is not None or plots not in (None, False):
+            raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")
+        return _evaluate_benchmarks(spec, benchmarks, output, name=name, datasets_dir=datasets_dir, device=device,
+                                    dtype=dtype, batch_size=batch_size, cache=cache, threads=threads,
+                                    progress=progress, log=log)
     exps = _experiments(experiments)
     if plots is True:
         if output is None:
@@ -95,18 +119,34 @@ def evaluate_model(
     set_threads(threads)
     if spec is None:
         spec = DEFAULT_MODEL
-    if isinstance(spec, (str, ModelSpec)):
-        scorer = load_scorer(spec, ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache,
-                                                  progress=progress), device=device, dtype=dtype)
-    else:
-        scorer = require_logprobs(spec, "the contstim benchmark")
+    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
     result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log)
     if output is not None:
         path = write_result(result, output)
         log(f"wrote the result to {path}")
     if plots is not None:
-        from .analysis.plots import plot_result
+        from .report.plots import plot_result
 
         paths = plot_result(result, plots, scatter_reference=scatter_reference, datasets_dir=datasets_dir)
         log(f"wrote {len(paths)} figures to {Path(plots)}: " + ", ".join(p.name for p in paths))
     return result
+
+
+def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,
+                         progress, log) -> dict[str, dict]:
+    """``{identifier: result}`` of ``spec`` on each benchmark (see :func:`evaluate_model`)."""
+    if isinstance(benchmarks, str):
+        benchmarks = [benchmarks]
+    chosen = [get_benchmark(b) for b in dict.fromkeys(benchmarks)]  # unknown names fail before loading
+    if not chosen:
+        raise ValueError("no benchmark given to evaluate")
+    set_threads(threads)
+    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
+    out: dict[str, dict] = {}
+    for bench in chosen:
+        options = ({"name": name} if name is not None else {}) if bench.dataset == "contstim" else {"progress": progress}
+        out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
+        if output is not None:
+            path = write_result(result, Path(output) / f"{bench.identifier}.json")
+            log(f"wrote the {bench.identifier} result to {path}")
+    return out

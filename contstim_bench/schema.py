@@ -8,6 +8,11 @@ from __future__ import annotations
 EXPERIMENTS = ("main", "pll")
 """``main``: Aug 2021, 100 participants in 10 groups. ``pll``: Nov 2022, 30 participants, one group."""
 
+EXPERIMENT_DESCRIPTIONS = {
+    "main": "Golan et al. 2023 main experiment (Aug 2021): 100 participants in 10 groups, 9 models",
+    "pll": "Golan et al. 2023 PLL experiment (Nov 2022): 30 participants, approximate LL vs PLL",
+}
+
 TRIAL_TYPES = (
     "randomly_sampled_natural",
     "natural_controversial",

@@ -21,7 +21,8 @@ from pathlib import Path
 from contstim_bench.scoring.registry import load_scorer
 from contstim_bench.leaderboard.site import slug
 from contstim_bench.leaderboard.validate import validate_files
-from contstim_bench.results import evaluate_scorer, write_result
+from contstim_bench.benchmarks.contstim import evaluate_scorer
+from contstim_bench.results import write_result
 from contstim_bench.schema import PLL_MODELS
 
 HERE = Path(__file__).resolve().parent

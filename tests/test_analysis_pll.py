@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from contstim_bench.analysis.evaluation import log_ratios_from_logprobs, reference_panel
-from contstim_bench.results import load_experiment
+from contstim_bench.benchmarks.contstim import load_experiment
 
 MODELS = ("roberta", "roberta_has_a_mouth", "electra", "electra_has_a_mouth", "bert", "bert_has_a_mouth")
 CONTRASTS = [("bert", "bert_has_a_mouth"), ("electra", "electra_has_a_mouth"), ("roberta", "roberta_has_a_mouth")]

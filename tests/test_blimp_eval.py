@@ -9,7 +9,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from contstim_bench import blimp, cli
+from contstim_bench import cli
+from contstim_bench.benchmarks import blimp
 from contstim_bench.data.load import load_config
 
 SUBSET = ["adjunct_island", "anaphor_gender_agreement", "existential_there_quantifiers_1"]

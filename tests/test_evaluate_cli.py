@@ -11,7 +11,7 @@ import pytest
 import contstim_bench
 from contstim_bench.analysis.evaluation import evaluate_logprobs, log_ratios_from_logprobs
 from contstim_bench.cli import main as cli_main
-from contstim_bench.results import load_experiment, recompute
+from contstim_bench.benchmarks.contstim import load_experiment, recompute
 from contstim_bench.scoring.precomputed import PrecomputedScorer, from_spec
 
 PLL_MODELS = {"bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "electra", "electra_has_a_mouth"}
@@ -194,7 +194,7 @@ def test_result_validates_and_has_panels(run):
     # Figure S8b: every model is below its lower ceiling in accuracy except ELECTRA
     below = {m for m, b in syn.items() if b["below_lower_ceiling"]["accuracy"]}
     assert below == PLL_MODELS - {"electra"}
-    from contstim_bench.results import recompute_panels
+    from contstim_bench.benchmarks.contstim import recompute_panels
 
     assert json.loads(json.dumps(recompute_panels(result, datasets))) == result["panels"]
 
@@ -256,7 +256,7 @@ def test_validator_type_and_read_result(run, tmp_path):
 
 
 def test_summary_table_ceiling_stars_and_rank(run):
-    from contstim_bench.results import rank_among_references, summary_table
+    from contstim_bench.report.contstim import rank_among_references, summary_table
 
     _, result = run
     text = summary_table(result)
@@ -295,3 +295,21 @@ def test_precomputed_reads_datasets_in_every_scoring_command(run, tmp_path, monk
     assert [float(r.rsplit(",", 1)[1]) for r in rows] == [result["logprobs"][s] for s in sentences]
     assert not (tmp_path / "nothing-built-here").exists()
     assert result["model"]["spec"] == result["model"]["spec_typed"] == "precomputed:roberta"
+
+
+def test_evaluate_any_benchmark_by_identifier(run, tmp_path):
+    """``contstim evaluate --benchmark contstim.pll`` gives the numbers of ``--experiment pll``,
+    recorded under the benchmark's identifier and version; unknown identifiers are named."""
+    from contstim_bench.benchmarks import BENCHMARKS, get_benchmark
+
+    datasets, result = run
+    assert set(BENCHMARKS) == {"contstim.main", "contstim.pll", "blimp", "plausibility"}
+    code = cli_main(["evaluate", "--model", "precomputed:roberta", "--benchmark", "contstim.pll",
+                     "--output", str(tmp_path / "out"), "--datasets", str(datasets), "--quiet"])
+    assert code == 0
+    got = json.loads((tmp_path / "out" / "contstim.pll.json").read_text(encoding="utf-8"))
+    assert got["benchmark"]["identifier"] == "contstim.pll" and got["benchmark"]["version"] == "1"
+    assert got["experiments"] == result["experiments"] and got["logprobs"] == result["logprobs"]
+    assert len(get_benchmark("contstim.pll").sentences(datasets)) == len(result["logprobs"]) == 264
+    with pytest.raises(ValueError, match="unknown benchmark 'glue'; known: contstim.main, contstim.pll"):
+        contstim_bench.evaluate_model("precomputed:roberta", benchmarks=["glue"], datasets_dir=datasets)

@@ -17,13 +17,9 @@ pytest.importorskip("transformers")
 
 import contstim_bench  # noqa: E402
 from contstim_bench.cli import main as cli_main  # noqa: E402
-from contstim_bench.results import (  # noqa: E402
-    DEFAULT_MODEL,
-    load_experiment,
-    recompute,
-    recompute_panels,
-    validate_result,
-)
+from contstim_bench.benchmarks.contstim import load_experiment, recompute, recompute_panels  # noqa: E402
+from contstim_bench.results import validate_result  # noqa: E402
+from contstim_bench.scoring.spec import DEFAULT_MODEL  # noqa: E402
 from contstim_bench.scoring import offline  # noqa: E402
 
 START = offline.OFFLINE_MODELS[DEFAULT_MODEL].start_token  # "<|endoftext|>"

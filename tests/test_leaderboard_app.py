@@ -16,7 +16,7 @@ pytest.importorskip("gradio_client")
 from contstim_bench.leaderboard.app import create_app, evaluate_spec, submit_file, table_frame  # noqa: E402
 from contstim_bench.leaderboard.table import ranking_rows  # noqa: E402
 from contstim_bench.leaderboard.validate import load_file  # noqa: E402
-from contstim_bench.results import recompute, recompute_panels  # noqa: E402
+from contstim_bench.benchmarks.contstim import recompute, recompute_panels  # noqa: E402
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 TIMEOUT = 120

@@ -21,7 +21,7 @@ from contstim_bench.leaderboard.validate import (
     rescore,
     validate_files,
 )
-from contstim_bench.results import recompute, recompute_panels
+from contstim_bench.benchmarks.contstim import recompute, recompute_panels
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 REFERENCE = ("bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "electra", "electra_has_a_mouth")
@@ -169,9 +169,9 @@ def test_unknown_format_and_schema_errors_are_named(tmp_path, honest, datasets):
     del bad["model"]["name"]
     bad["experiments"]["pll"]["all"]["accuracy"] = "high"
     text = "; ".join(problems_of(tmp_path, bad, datasets))
-    assert "unknown contstim-bench-result version 99" in text
-    assert "missing field model.name" in text
-    assert "experiments.pll.all.accuracy must be a number" in text
+    assert "result.format_version: 99 is not a supported version of contstim-bench-result" in text
+    assert "result.model.name: missing" in text
+    assert "result.experiments.pll.all.accuracy: expected a finite number" in text
     other = copy.deepcopy(honest)
     other["benchmark"]["dataset"] = "blimp"
     assert "benchmark.dataset: 'blimp' is not 'contstim'" in problems_of(tmp_path, other, datasets)[0]

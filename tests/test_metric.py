@@ -19,7 +19,7 @@ import contstim_bench
 from contstim_bench.analysis.evaluation import evaluate_logprobs, log_ratios_from_logprobs
 from contstim_bench.cli import main as cli_main
 from contstim_bench.metric_hub import push_metric
-from contstim_bench.results import load_experiment
+from contstim_bench.benchmarks.contstim import load_experiment
 
 ROOT = Path(contstim_bench.__file__).resolve().parent.parent
 TARGETS = ("sentence1_accept_model", "sentence1_reject_model", "sentence2_accept_model", "sentence2_reject_model")

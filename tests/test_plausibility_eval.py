@@ -12,7 +12,9 @@ import pytest
 from contstim_bench import cli
 from contstim_bench.data.load import load_config
 from contstim_bench.data.plausibility_human import human_accuracy_dtfit, human_accuracy_eventsadapt
-from contstim_bench.plausibility import conditional, metrics, runner
+from contstim_bench.benchmarks import plausibility as runner
+from contstim_bench.plausibility import conditional, metrics
+from contstim_bench.report.plausibility import summary_table
 from contstim_bench.scoring.base import Scorer
 
 # --------------------------------------------------------------------------- fixtures
@@ -289,7 +291,7 @@ def test_run_plausibility_prompt_choice(tiny_causal, pairs):
         for voice, entry in voices.items():
             entry["accuracy_order_averaged"] = avg[subset][voice]["accuracy"]
     assert r["experiment1"] == expected
-    assert "1st/2nd" in runner.summary_table(r)
+    assert "1st/2nd" in summary_table(r)
     aa = r["experiment1"]["eventsadapt_aa"]["both"]
     assert aa["n_presentations"] == 2 * aa["n_pairs"]
 

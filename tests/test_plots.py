@@ -10,7 +10,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
-from contstim_bench.analysis import plots  # noqa: E402
+from contstim_bench.report import plots  # noqa: E402
 from contstim_bench.api import evaluate_model  # noqa: E402
 from contstim_bench.results import write_result  # noqa: E402
 
@@ -115,7 +115,7 @@ def test_scatter_pairs_and_percentiles(result):
 
 
 def test_pair_votes(result):
-    from contstim_bench.results import load_experiment
+    from contstim_bench.benchmarks.contstim import load_experiment
 
     trials, _ = load_experiment("pll", result["datasets"])
     pairs = plots._pair_table(trials)

@@ -24,8 +24,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from . import __version__
-from .scoring.protocols import require_logprobs
+from .._version import __version__
+from ..provenance import provenance
+from .base import describe_model, device_dtype
+from ..scoring.protocols import require_logprobs
 
 FORMAT = "contstim-bench-blimp"
 FORMAT_VERSION = 1
@@ -126,8 +128,8 @@ def scorer_spec(model: str, method: str | None) -> str:
     """``model`` with ``?method=<method>`` set; ``method`` applies to ``hf-masked:`` specs only."""
     if method is None:
         return model
-    from .scoring.masked import METHODS
-    from .scoring.registry import format_spec, parse_spec
+    from ..scoring.masked import METHODS
+    from ..scoring.registry import format_spec, parse_spec
 
     kind, target, options = parse_spec(model)
     if kind != "hf-masked":
@@ -154,8 +156,7 @@ def run_blimp(
 ) -> dict:
     """Score the selected BLiMP pairs with ``model`` (a spec or a Scorer) and return the result
     dict: accuracies (see :func:`blimp_accuracy`), the per-pair scores, provenance."""
-    from .data.load import fingerprint, load_config
-    from .results import provenance
+    from ..data.load import fingerprint, load_config
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     started = time.time()
@@ -166,7 +167,7 @@ def run_blimp(
     # select first, so that a bad paradigm or limit fails before the model loads
     pairs = select_pairs(load_config(DATASET, "pairs", split="test", datasets_dir=datasets_dir), paradigms, limit)
     if isinstance(model, str):
-        from .scoring.registry import load_scorer
+        from ..scoring.registry import load_scorer
 
         scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
                              progress=progress)
@@ -185,39 +186,33 @@ def run_blimp(
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "model": {**scorer.describe(), "spec": scorer.spec},
-        "benchmark": {"dataset": DATASET, "dataset_fingerprint": fp, "package_version": __version__,
+        "model": describe_model(scorer),
+        "benchmark": {"identifier": "blimp", "version": "1", "dataset": DATASET, "dataset_fingerprint": fp, "package_version": __version__,
                       "paradigms": sorted(pairs.paradigm.unique()), "limit": limit,
                       "aggregation": "mean of paradigm accuracies"},
         "accuracy": blimp_accuracy(pairs, hits, human),
         "scores": {"columns": ["paradigm", "pair_id", "logprob_good", "logprob_bad"],
                    "rows": [[p, int(i), float(g), float(b)]
                             for p, i, g, b in zip(pairs.paradigm, pairs.pair_id, good, bad)]},
-        "provenance": {**provenance(fp, **_device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
+        "provenance": {**provenance(fp, **device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
                        "model_sentences_scored": int(scorer.n_model_sentences)},
     }
 
 
-def summary_table(result: dict, paradigms: bool = True) -> str:
-    """Overall, per field, per phenomenon (and per paradigm) accuracy with the human one beside."""
-    acc = result["accuracy"]
-    lines = [f"model: {result['model']['spec']}   BLiMP: {acc['overall']['n_paradigms']} paradigms, "
-             f"{acc['overall']['n_pairs']} pairs", ""]
-    header = f"{'':<48} {'pairs':>6} {'model':>7} {'human':>7}"
+def load(datasets_dir=None) -> pd.DataFrame:
+    """Every BLiMP pair (67 paradigms x 1,000), sorted by paradigm and pair id."""
+    from ..data.load import load_config
 
-    def row(name: str, e: dict) -> str:
-        human = f"{e['human_accuracy']:>7.3f}" if "human_accuracy" in e else f"{'-':>7}"
-        return f"{name:<48} {e['n_pairs']:>6} {e['accuracy']:>7.3f} {human}"
-
-    lines += [header, row("overall", acc["overall"])]
-    for level in ("field", "phenomenon"):
-        lines += ["", f"per {level}:"] + [row("  " + k, e) for k, e in acc[level].items()]
-    if paradigms:
-        lines += ["", "per paradigm:"] + [row("  " + k, e) for k, e in acc["paradigm"].items()]
-    return "\n".join(lines)
+    return select_pairs(load_config(DATASET, "pairs", split="test", datasets_dir=datasets_dir))
 
 
-def _device_dtype(scorer) -> dict:
-    """``device`` / ``dtype`` of the scorer's network for provenance (None when it has none)."""
-    info = scorer.describe()
-    return {"device": info.get("device"), "dtype": info.get("dtype")}
+def sentences(datasets_dir=None) -> list[str]:
+    """The distinct sentences of every pair (acceptable and unacceptable)."""
+    pairs = load(datasets_dir)
+    return list(dict.fromkeys(list(pairs.sentence_good) + list(pairs.sentence_bad)))
+
+
+def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
+    """:func:`run_blimp` for the benchmark registry (options: ``paradigms``, ``limit``,
+    ``method``, ``device``, ``batch_size``, ``cache``, ``progress``)."""
+    return run_blimp(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -22,15 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from .. import __version__
+from .._version import __version__
+from ..provenance import provenance
+from .base import describe_model, device_dtype
 from ..scoring.protocols import PromptedJudge, require_logprobs
-from .conditional import DEFINITION, socialn400_values
-from .metrics import (
+from ..plausibility.conditional import DEFINITION, socialn400_values
+from ..plausibility.metrics import (
     CHANCE,
-    EXPERIMENT1_SUBSETS,
-    METRIC_TITLES,
-    METRICS,
-    SUBSET_TITLES,
     choice_hit_vector,
     choice_order_averaged_hits,
     condition_means,
@@ -174,7 +172,6 @@ def run_plausibility(
     ``method``: ``logprobs`` (default) or ``prompt:<template>`` (wraps a causal model spec).
     """
     from ..data.load import fingerprint, load_config
-    from ..results import provenance
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     started = time.time()
@@ -205,9 +202,9 @@ def run_plausibility(
     result: dict = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
-        "model": {**scorer.describe(), "spec": scorer.spec},
+        "model": describe_model(scorer),
         "method": method_name,
-        "benchmark": {"dataset": DATASET, "paper": "Kauf et al. 2024 (BlackboxNLP)", "package_version": __version__,
+        "benchmark": {"identifier": "plausibility", "version": "1", "dataset": DATASET, "paper": "Kauf et al. 2024 (BlackboxNLP)", "package_version": __version__,
                       "limit": limit},
         "experiment1": exp1,
     }
@@ -222,50 +219,28 @@ def run_plausibility(
     result["scores"] = scores
     fp = fingerprint(DATASET, datasets_dir)
     result["benchmark"]["dataset_fingerprint"] = fp
-    result["provenance"] = {**provenance(fp, **_device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
+    result["provenance"] = {**provenance(fp, **device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
                             "model_sentences_scored": _n_model_inputs(scorer)}
     return result
 
 
-def summary_table(result: dict) -> str:
-    """Readable tables of a :func:`run_plausibility` result (accuracy, human accuracy beside)."""
-    chance = CHANCE["judgment"] if result["method"] == "prompt:sentence-judgment" else CHANCE["higher"]
-    limit = result["benchmark"].get("limit")
-    lines = [f"model: {result['model']['spec']}   method: {result['method']}"
-             + (f"   (first {limit} pairs per subset and voice"
-                + (f", first {limit} SocialN400 items)" if "experiment2" in result else ")") if limit else ""),
-             "", f"Experiment 1: binary accuracy (model vs human; chance {chance:.2f})"]
-    choice = result["method"] == "prompt:sentence-choice-1"
-    extra = f" {'1st':>6} {'2nd':>6} {'avg':>6}" if choice else ""
-    header = f"{'subset':<30} {'voice':<8} {'pairs':>5} {'model':>7} {'human':>7}" + extra
-    lines += [header, "-" * len(header)]
-    for subset in EXPERIMENT1_SUBSETS:
-        for voice, e in result["experiment1"].get(subset, {}).items():
-            more = (f" {e['accuracy_plausible_first']:>6.3f} {e['accuracy_plausible_second']:>6.3f} "
-                    f"{e['accuracy_order_averaged']:>6.3f}") if choice else ""
-            lines.append(f"{SUBSET_TITLES[subset]:<30} {voice:<8} {e['n_pairs']:>5} {e['accuracy']:>7.3f} "
-                         f"{e['human_accuracy']:>7.3f}" + more)
-    if choice:
-        lines.append("1st/2nd: plausible sentence shown first/second; avg: log-odds averaged over both orders")
-    if "experiment2" in result:
-        e2 = result["experiment2"]
-        lines += ["", "Experiment 2 (SocialN400): accuracy over items (human: same comparison on sense rates)"]
-        header = f"{'metric':<32} {'word':>7} {'sentence':>9} {'human':>7} {'items':>6}"
-        lines += [header, "-" * len(header)]
-        for m in METRICS:
-            lines.append(f"{METRIC_TITLES[m]:<32} {e2['word']['metrics'][m]['accuracy']:>7.3f} "
-                         f"{e2['sentence']['metrics'][m]['accuracy']:>9.3f} "
-                         f"{e2['human']['metrics'][m]['accuracy']:>7.3f} {e2['word']['metrics'][m]['n_items']:>6}")
-        lines += ["", "mean target-word log-prob (nats) per condition: "
-                  + ", ".join(f"{c} {v:.2f}/{e2['word']['condition_means']['context'][c]:.2f}"
-                              for c, v in e2["word"]["condition_means"]["no_context"].items())
-                  + " (no context/context)"]
-    for k, v in result.get("skipped", {}).items():
-        lines += ["", f"{k} skipped: {v}"]
-    return "\n".join(lines)
+def load(datasets_dir=None) -> dict:
+    """``{"experiment1": pairs (EventsAdapt + DTFit), "socialn400": stimuli}`` as DataFrames."""
+    from ..data.load import load_config
+
+    ea = load_config(DATASET, "eventsadapt", split="test", datasets_dir=datasets_dir).to_pandas()
+    dt = load_config(DATASET, "dtfit", split="test", datasets_dir=datasets_dir).to_pandas()
+    stimuli = load_config(DATASET, "socialn400", split="test", datasets_dir=datasets_dir).to_pandas()
+    return {"experiment1": experiment1_pairs(ea, dt), "socialn400": stimuli}
 
 
-def _device_dtype(scorer) -> dict:
-    """``device`` / ``dtype`` of the scorer's network for provenance (None when it has none)."""
-    info = scorer.describe()
-    return {"device": info.get("device"), "dtype": info.get("dtype")}
+def sentences(datasets_dir=None) -> list[str]:
+    """The distinct sentences of Experiment 1 (the texts of Experiment 2 are built per item)."""
+    pairs = load(datasets_dir)["experiment1"]
+    return list(dict.fromkeys(list(pairs.sentence_plausible) + list(pairs.sentence_implausible)))
+
+
+def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
+    """:func:`run_plausibility` for the benchmark registry (options: ``method``, ``limit``,
+    ``device``, ``batch_size``, ``cache``, ``progress``)."""
+    return run_plausibility(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -30,7 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args) -> int:
-    from ..blimp import run_blimp, scorer_spec, summary_table
+    from ..benchmarks.blimp import run_blimp, scorer_spec
+    from ..report.blimp import summary_table
     from ..results import write_result
 
     scorer_spec(args.model, args.method)  # reject a bad --method before loading the model

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..results import DEFAULT_MODEL
+from ..scoring.spec import DEFAULT_MODEL
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -29,7 +29,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         choices=["main", "pll", "all"],
         help="experiment to evaluate (repeatable; default: every experiment whose human data is available)",
     )
-    p.add_argument("--output", help="result JSON file to write (default: results/<model>.json in the current folder)")
+    p.add_argument("--benchmark", action="append", metavar="ID",
+                   help="benchmark to evaluate instead of the contstim experiments (repeatable): "
+                        "contstim.main, contstim.pll, blimp, plausibility (see `contstim benchmarks`); "
+                        "writes <output folder>/<ID>.json each")
+    p.add_argument("--output", help="result JSON file to write (default: results/<model>.json in the current folder; "
+                   "with --benchmark: a folder, default results/<model>/)")
     p.add_argument("--plots", help="folder for the figures (default: <output stem>_plots next to the result file)")
     p.add_argument("--no-plots", action="store_true", help="write no figures")
     p.add_argument("--scatter-reference", metavar="NAME",
@@ -48,7 +53,20 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args) -> int:
     from ..api import evaluate_model
-    from ..results import default_output, default_plots_dir, summary_table
+    from ..report import summary
+    from ..report.contstim import summary_table
+    from ..results import default_output, default_plots_dir
+
+    if args.benchmark:
+        if args.experiment:
+            raise ValueError("--benchmark and --experiment exclude each other (contstim.pll is --experiment pll)")
+        folder = Path(args.output) if args.output else default_output(args.model).with_suffix("")
+        results = evaluate_model(args.model, output=folder, benchmarks=args.benchmark, name=args.name,
+                                 datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
+                                 batch_size=args.batch_size, threads=args.threads)
+        if not args.quiet:
+            print("\n\n".join(f"== {bid} ==\n{summary(r)}" for bid, r in results.items()))
+        return 0
 
     experiments = None if not args.experiment or "all" in args.experiment else args.experiment
     output = Path(args.output) if args.output else default_output(args.model)

@@ -32,7 +32,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _run(args) -> int:
-    from ..plausibility.runner import check_limit, run_plausibility, scorer_spec, summary_table
+    from ..benchmarks.plausibility import check_limit, run_plausibility, scorer_spec
+    from ..report.plausibility import summary_table
     from ..results import write_result
 
     scorer_spec(args.model, args.method)  # reject a bad method or template before loading the model

@@ -131,7 +131,8 @@ def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | No
 def evaluate_spec(spec: str, datasets_dir=None) -> str:
     """Run the evaluation of a model spec on the server (only where the maintainer enabled it)."""
     from ..scoring.registry import load_scorer
-    from ..results import evaluate_scorer, summary_table
+    from ..benchmarks.contstim import evaluate_scorer
+    from ..report.contstim import summary_table
 
     spec = (spec or "").strip()
     if not spec:

@@ -1,4 +1,6 @@
-"""Known benchmark builds: result formats, dataset fingerprints and per-experiment content hashes.
+"""Known benchmark builds: dataset fingerprints and per-experiment content hashes.
+
+(The accepted result formats and versions are :data:`contstim_bench.results.schema.FORMATS`.)
 
 Two fingerprints identify the data a result was computed on, both over *decoded content* with
 the one canonical table digest of the data layer (:func:`contstim_bench.data.writer.table_digest`),
@@ -12,8 +14,7 @@ so neither depends on the machine, the pyarrow version or the parquet compressor
   experiment's scores depend on (``trials/<experiment>`` and ``sentences/<experiment>``), so it
   does not depend on the other splits either.
 
-``known_benchmarks.json`` (next to this module) lists, per dataset, the accepted result formats,
-the experiment fingerprints of the benchmark and the dataset fingerprints of known builds.
+``known_benchmarks.json`` (next to this module) lists, per dataset, the experiment fingerprints of the benchmark and the dataset fingerprints of known builds.
 :func:`known_dataset_fingerprints` adds the fingerprint of the dataset built on this machine
 *when* its experiment fingerprints match the registry, so a maintainer whose build has other
 tables (e.g. the main experiment's human data) still accepts results made with that same build.
@@ -32,7 +33,7 @@ TABLES = ("trials", "sentences")
 
 
 def registry() -> dict:
-    """The parsed ``known_benchmarks.json`` (dataset name -> known formats and fingerprints)."""
+    """The parsed ``known_benchmarks.json`` (dataset name -> known fingerprints)."""
     return json.loads(REGISTRY_FILE.read_text(encoding="utf-8"))
 
 

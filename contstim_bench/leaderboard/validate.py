@@ -1,19 +1,19 @@
 """Validate submitted result files: nothing in them is executed, every number is recomputed.
 
-A submission is plain JSON (parsed with :func:`json.loads`; duplicate keys and non-finite
-numbers are recorded as problems; no pickle, no eval, no model is loaded).  :func:`check_result`
+A submission is plain JSON, read with :func:`contstim_bench.results.io.parse_json` (size, depth
+and duplicate-key limits; no pickle, no eval, no model is loaded).  :func:`check_result`
 checks, in order:
 
-1. the structure (the result format of :mod:`contstim_bench.results`; the format and its
-   version must be known, see ``known_benchmarks.json``);
+1. the structure, with the package's one validator
+   (:func:`contstim_bench.results.schema.result_problems`: a known format and version of the
+   contstim benchmark, types, ranges, consistency);
 2. the log-probabilities (natural log, one per sentence): every sentence of every evaluated
    experiment present, each a finite real number, and no sentence outside the benchmark;
-   together with :func:`contstim_bench.results.validate_result` (types, ranges, consistency);
 3. the benchmark: dataset name, dataset fingerprint known (:mod:`.known`), and the dataset on
    this machine is the benchmark's (experiment fingerprints match the registry);
 4. a model named like a reference model of the data must carry that model's own log-probabilities
    (otherwise it would be scored on the trials that target the reference model);
-5. every score, recomputed with :func:`contstim_bench.results.recompute` (and
+5. every score, recomputed with :func:`contstim_bench.benchmarks.contstim.recompute` (and
    ``recompute_panels`` for the ``panels`` section) from the submitted log-probabilities and the
    local dataset, matches the submitted one within ``TOLERANCE`` (absolute), with the same keys,
    strings and booleans.
@@ -33,22 +33,16 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..schema import ALL_REFERENCE_MODELS, EXPERIMENTS
+from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
+from ..results.schema import result_problems
+from ..schema import ALL_REFERENCE_MODELS
 from . import known
 
+__all__ = ["MAX_BYTES", "Checked", "ValidationError", "check_file", "check_result", "load_file", "parse_json",
+           "rescore", "validate_files", "validate_or_raise"]
+
 TOLERANCE = 1e-9
-MAX_BYTES = 50 * 1024 * 1024
-"""Largest accepted result file (a result with the log-probabilities of both experiments is ~1 MB)."""
 MAX_PROBLEMS_PER_KIND = 5
-
-
-class ValidationError(ValueError):
-    """A result file is invalid; ``problems`` lists every reason (the message joins them)."""
-
-    def __init__(self, source: str, problems: Sequence[str]):
-        self.source = source
-        self.problems = list(problems)
-        super().__init__(f"{source}: " + "; ".join(self.problems))
 
 
 @dataclass
@@ -75,120 +69,8 @@ def model_key(result: dict) -> tuple[str, str]:
     return str(model.get("name", "")), str(revision)
 
 
-# --------------------------------------------------------------------------- parsing
-
-
-def parse_json(text: str | bytes, source: str = "<submission>") -> dict:
-    """Parse a submission: pure JSON, an object at the top, no duplicate keys.
-
-    NaN/Infinity literals are kept as floats (so the sentence they belong to can be named later).
-    ValidationError names the problem (with line and column for malformed JSON).
-    """
-    if isinstance(text, bytes):
-        if len(text) > MAX_BYTES:
-            raise ValidationError(source, [f"file is {len(text):,} bytes, more than the {MAX_BYTES:,} accepted"])
-        try:
-            text = text.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise ValidationError(source, [f"not UTF-8 text: {exc}"]) from None
-    duplicates: list[str] = []
-
-    def pairs(items):
-        obj = {}
-        for k, v in items:
-            if k in obj:
-                duplicates.append(k)
-            obj[k] = v
-        return obj
-
-    try:
-        data = json.loads(text, object_pairs_hook=pairs)
-    except json.JSONDecodeError as exc:
-        raise ValidationError(source, [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
-    if duplicates:
-        raise ValidationError(source, [f"JSON object has duplicate keys: {', '.join(sorted(set(duplicates))[:5])}"])
-    if not isinstance(data, dict):
-        raise ValidationError(source, [f"top level must be a JSON object, got {type(data).__name__}"])
-    return data
-
-
-def load_file(path: str | os.PathLike) -> dict:
-    """Read and parse one result file (FileNotFoundError / ValidationError name it)."""
-    path = Path(path)
-    if not path.is_file():
-        raise FileNotFoundError(f"result file {path} does not exist")
-    size = path.stat().st_size
-    if size > MAX_BYTES:
-        raise ValidationError(str(path), [f"file is {size:,} bytes, more than the {MAX_BYTES:,} accepted"])
-    return parse_json(path.read_bytes(), str(path))
-
-
-# --------------------------------------------------------------------------- structure
-
-
 def _is_number(v) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
-
-
-def _need(obj: dict, key: str, typ, where: str, problems: list[str]):
-    if key not in obj:
-        problems.append(f"missing field {where}{key}")
-        return None
-    value = obj[key]
-    ok = _is_number(value) if typ == "number" else isinstance(value, typ) and not (typ is int and isinstance(value, bool))
-    if not ok:
-        want = "a number" if typ == "number" else getattr(typ, "__name__", str(typ))
-        problems.append(f"field {where}{key} must be {want}, got {type(value).__name__}")
-        return None
-    return value
-
-
-def check_structure(result: dict, dataset: str = "contstim") -> list[str]:
-    """Problems with the shape of a result (missing fields, wrong types, unknown format)."""
-    problems: list[str] = []
-    reg = known.registry()
-    fmt = _need(result, "format", str, "", problems)
-    version = _need(result, "format_version", int, "", problems)
-    if fmt is not None and version is not None:
-        formats = reg.get(dataset, {}).get("formats", {})
-        if fmt not in formats:
-            problems.append(f"unknown result format {fmt!r} (known: {', '.join(formats)})")
-        elif version not in formats[fmt]:
-            problems.append(f"unknown {fmt} version {version} (known: {formats[fmt]})")
-    model = _need(result, "model", dict, "", problems)
-    if model is not None:
-        name = _need(model, "name", str, "model.", problems)
-        if name is not None and not name.strip():
-            problems.append("field model.name is empty")
-        _need(model, "spec", str, "model.", problems)
-        for opt in ("method", "fingerprint", "revision"):
-            if opt in model and model[opt] is not None and not isinstance(model[opt], str):
-                problems.append(f"field model.{opt} must be a string, got {type(model[opt]).__name__}")
-    bench = _need(result, "benchmark", dict, "", problems)
-    if bench is not None:
-        _need(bench, "dataset", str, "benchmark.", problems)
-        _need(bench, "dataset_fingerprint", str, "benchmark.", problems)
-    exps = _need(result, "experiments", dict, "", problems)
-    if exps is not None:
-        if not exps:
-            problems.append("field experiments is empty")
-        for exp, conds in exps.items():
-            if exp not in EXPERIMENTS:
-                problems.append(f"unknown experiment {exp!r} in experiments (known: {', '.join(EXPERIMENTS)})")
-            elif not isinstance(conds, dict) or not conds:
-                problems.append(f"experiments.{exp} must be a non-empty object of conditions")
-            else:
-                for cond, entry in conds.items():
-                    if not isinstance(entry, dict):
-                        problems.append(f"experiments.{exp}.{cond} must be an object")
-                        continue
-                    for key in ("accuracy", "srcs"):
-                        _need(entry, key, "number", f"experiments.{exp}.{cond}.", problems)
-    lp = _need(result, "logprobs", dict, "", problems)
-    if lp is not None and not lp:
-        problems.append("field logprobs is empty")
-    _need(result, "provenance", dict, "", problems)
-    return problems
 
 
 # --------------------------------------------------------------------------- benchmark + log-probs
@@ -266,7 +148,7 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
     name = result["model"]["name"]
     if name not in ALL_REFERENCE_MODELS:
         return []
-    from ..results import load_experiment
+    from ..benchmarks.contstim import load_experiment
 
     problems = []
     for exp in result["experiments"]:
@@ -330,13 +212,13 @@ _RECOMPUTED_MAX = 16
 
 def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     """``{"experiments": ..., "panels": ...}`` recomputed from the log-probabilities with
-    :func:`contstim_bench.results.recompute` (and ``recompute_panels`` when the result has a
+    :func:`contstim_bench.benchmarks.contstim.recompute` (and ``recompute_panels`` when the result has a
     ``panels`` section), memoised on everything they depend on (model name, experiments,
     log-probabilities, dataset folder and its experiment fingerprints), so files that share
     their log-probabilities are analysed once.  The returned dicts must not be modified."""
     import hashlib
 
-    from .. import results as results_module
+    from ..benchmarks import contstim as contstim_benchmark
 
     local = known.local_build(datasets_dir)
     want_panels = "panels" in result
@@ -348,9 +230,9 @@ def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     if key not in _RECOMPUTED:
         if len(_RECOMPUTED) >= _RECOMPUTED_MAX:
             _RECOMPUTED.pop(next(iter(_RECOMPUTED)))
-        sections = {"experiments": results_module.recompute(result, datasets_dir)}
+        sections = {"experiments": contstim_benchmark.recompute(result, datasets_dir)}
         if want_panels:
-            sections["panels"] = results_module.recompute_panels(result, datasets_dir)
+            sections["panels"] = contstim_benchmark.recompute_panels(result, datasets_dir)
         _RECOMPUTED[key] = sections
     return _RECOMPUTED[key]
 
@@ -368,15 +250,9 @@ def check_scores(result: dict, datasets_dir=None) -> list[str]:
 
 def check_result(result: dict, source: str = "<submission>", datasets_dir=None) -> Checked:
     """Run every check of the module docstring on one parsed result; never raises for bad input."""
-    problems = check_structure(result)
-    if not problems:
-        problems += check_logprobs(result, datasets_dir)
-        from ..results import validate_result
-
-        try:
-            validate_result(result)
-        except (ValueError, TypeError, KeyError) as exc:
-            problems.append(f"result schema: {exc}")
+    problems = result_problems(result, dataset="contstim")
+    if all(p.startswith("result.logprobs") for p in problems):  # the rest is sound: name the sentences
+        problems = check_logprobs(result, datasets_dir) + problems
     if not problems:
         problems += check_benchmark(result, datasets_dir)
     if not problems:

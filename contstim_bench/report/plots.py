@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .inference import ALPHA
+from ..analysis.inference import ALPHA
 
 FORMATS = ("png", "svg")
 MODEL_COLOR = "#d95f02"
@@ -69,7 +69,7 @@ def _load(result) -> dict:
 def _panels(result: dict, datasets_dir) -> dict:
     if "panels" in result:
         return result["panels"]
-    from ..results import recompute_panels
+    from ..benchmarks.contstim import recompute_panels
 
     return recompute_panels(result, datasets_dir)
 
@@ -269,7 +269,7 @@ def plot_scatter(result: dict, experiment: str, out_dir: str | os.PathLike, refe
 def scatter_figure(result: dict, experiment: str, reference: str | None = None, datasets_dir=None):
     """(figure of :func:`plot_scatter`, the reference model used): one axes per trial type."""
     from ..data.load import fingerprint
-    from ..results import DATASET, load_experiment
+    from ..benchmarks.contstim import DATASET, load_experiment
     from ..schema import TRIAL_TYPES
 
     result = _load(result)

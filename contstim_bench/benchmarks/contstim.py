@@ -1,0 +1,234 @@
+"""The contstim benchmark (Golan et al. 2023): experiments ``main`` and ``pll``.
+
+:func:`evaluate_scorer` scores every sentence of the chosen experiments and builds the result
+(layout: :mod:`contstim_bench.results.schema`).  ``experiments`` holds the entries of
+:func:`contstim_bench.analysis.evaluation.evaluate_logprobs` (the model, its noise ceilings,
+Wilcoxon tests against the lower ceiling and the comparisons with every reference model, each
+panel one Benjamini-Hochberg family).  ``panels`` places the model among the reference models
+as the paper's figures do: for every condition, every model (the evaluated one and each
+reference, each on its own trial selection) with its per-unit scores, its own noise ceilings and
+its test against its lower ceiling, BH-adjusted across the models of the panel (the paper's
+"nine comparisons"); see :func:`compute_panels`.  :func:`recompute` and
+:func:`recompute_panels` derive both sections again from ``logprobs`` and the dataset, so a
+leaderboard can check a submitted file.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.parquet as pq
+
+from .._version import __version__
+from ..analysis.evaluation import (
+    evaluate_logprobs,
+    log_ratios_from_logprobs,
+    reference_panel,
+    unique_sentences,
+)
+from ..provenance import provenance
+from ..schema import EXPERIMENT_MODELS, EXPERIMENTS
+from ..scoring.protocols import LogProbScorer, require_logprobs
+from .base import describe_model, short_reason
+
+FORMAT = "contstim-bench-result"
+FORMAT_VERSION = 1
+DATASET = "contstim"
+VERSION = "1"
+"""Version of the contstim benchmarks (the identifiers ``contstim.main``/``contstim.pll``)."""
+
+
+def load_experiment(experiment: str, datasets_dir: str | os.PathLike | None = None):
+    """(trials DataFrame, {reference model: {sentence: log-prob}}) of one experiment.
+
+    Reference models are those of :data:`contstim_bench.schema.EXPERIMENT_MODELS` that have a
+    log-probability for every sentence of the experiment's trials.
+    """
+    from ..data.build_contstim import load_trials
+    from ..data.load import dataset_dir
+
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
+    trials = load_trials(experiment, datasets_dir)
+    path = Path(dataset_dir(DATASET, datasets_dir)) / "sentences" / f"{experiment}.parquet"
+    table = pq.read_table(path).to_pydict()
+    sentences = unique_sentences(trials)
+    refs: dict[str, dict[str, float]] = {}
+    for model in EXPERIMENT_MODELS[experiment]:
+        values = {s: v for s, v in zip(table["sentence"], table[model]) if v is not None}
+        if all(s in values for s in sentences):
+            refs[model] = {s: values[s] for s in sentences}
+    return trials, refs
+
+
+def compute_panels(
+    trials, logprobs: Mapping[str, float], model_name: str, refs: Mapping[str, Mapping[str, float]],
+    conditions: Sequence[str],
+) -> dict[str, dict]:
+    """The model among the reference models, one panel per condition (as the paper's figures).
+
+    Returns ``{condition: {"models": {name: block}}}`` with the evaluated model first and then
+    the references in ``refs`` order.  A block is an entry of
+    :func:`~contstim_bench.analysis.evaluation.reference_panel` (selection, per-unit accuracy
+    and SRCS, the model's own noise ceilings, ``p_vs_lower_ceiling`` and
+    ``below_lower_ceiling``): the BH family of each measure is the test of every model of the
+    panel against its lower ceiling (no model-vs-model contrasts; those are in the
+    ``comparisons`` of the ``experiments`` section).
+    """
+    ratios = {model_name: log_ratios_from_logprobs(trials, logprobs)}
+    for ref, values in refs.items():
+        if ref != model_name:
+            ratios[ref] = log_ratios_from_logprobs(trials, values)
+    out = {}
+    for cond in conditions:
+        panel = reference_panel(trials, ratios, cond, contrasts=[])
+        out[cond] = {"models": panel["models"]}
+    return out
+
+
+def evaluate_scorer(
+    scorer,
+    experiments: Sequence[str] | None = None,
+    name: str | None = None,
+    datasets_dir: str | os.PathLike | None = None,
+    log: Callable[[str], None] | None = None,
+) -> dict:
+    """Score every sentence of ``experiments`` with ``scorer`` and build the result dict.
+
+    ``experiments`` default to all; then an experiment whose human data is not available is
+    skipped with a one-line note and recorded under ``skipped_experiments`` (explicitly
+    requested ones raise FileNotFoundError).  ``name`` defaults to the reference name for a
+    ``precomputed:NAME`` scorer (so ``precomputed:roberta`` is evaluated as ``roberta``, on the
+    trials targeting it) and to the spec for every other scorer (a new model is never mistaken
+    for a reference model).  ``scoring`` records how many distinct sentences were scored, how
+    many of them the model ran on (the rest came from the score cache) and the seconds spent.
+    """
+    from ..data.load import fingerprint
+    from ..scoring.precomputed import PrecomputedScorer
+
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    explicit = experiments is not None
+    experiments = list(dict.fromkeys(experiments)) if explicit else list(EXPERIMENTS)
+    if explicit and not experiments:
+        raise ValueError("no experiment given to evaluate")
+    for exp in experiments:
+        if exp not in EXPERIMENTS:
+            raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)}")
+    model_name = name or (scorer.name if isinstance(scorer, PrecomputedScorer) else scorer.spec)
+    if not isinstance(model_name, str) or not model_name.strip():
+        raise ValueError(f"model name must be a non-empty string, got {model_name!r}")
+    results: dict[str, dict] = {}
+    panels: dict[str, dict] = {}
+    skipped: dict[str, str] = {}
+    logprobs: dict[str, float] = {}
+    if not isinstance(scorer, LogProbScorer):
+        require_logprobs(scorer, "the contstim benchmark")
+    n_before = scorer.n_model_sentences
+    scoring_seconds = 0.0
+    for exp in experiments:
+        try:
+            trials, refs = load_experiment(exp, datasets_dir)
+        except FileNotFoundError as exc:
+            if explicit:
+                raise
+            skipped[exp] = str(exc)
+            log(f"note: experiment {exp!r} skipped: {short_reason(str(exc))}")
+            continue
+        sentences = unique_sentences(trials)
+        log(f"{exp}: scoring {len(sentences)} sentences with {scorer.spec} ...")
+        started = time.perf_counter()
+        values = scorer.score(sentences)
+        scoring_seconds += time.perf_counter() - started
+        lp = dict(zip(sentences, (float(v) for v in values)))
+        logprobs.update(lp)
+        refs.pop(model_name, None)
+        results[exp] = evaluate_logprobs(trials, lp, model_name, refs)
+        panels[exp] = compute_panels(trials, lp, model_name, refs, list(results[exp]))
+    if not results:
+        raise FileNotFoundError(
+            "no experiment could be evaluated: " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
+        )
+    n_model = scorer.n_model_sentences - n_before
+    fp = fingerprint(DATASET, datasets_dir)
+    model = {**describe_model(scorer), "name": model_name}
+    result = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model": model,
+        "benchmark": {"dataset": DATASET, "dataset_fingerprint": fp, "package_version": __version__,
+                      "identifier": f"{DATASET}.{next(iter(results))}" if len(results) == 1 else DATASET,
+                      "version": VERSION},
+        "experiments": results,
+        "panels": panels,
+    }
+    if skipped:
+        result["skipped_experiments"] = skipped
+    result["scoring"] = {
+        "n_sentences": len(logprobs),
+        "n_model_sentences": int(n_model),
+        "n_from_cache": int(len(logprobs) - n_model),
+        "seconds": round(scoring_seconds, 3),
+    }
+    result["logprobs"] = logprobs
+    result["provenance"] = provenance(fp, device=model["device"], dtype=model["dtype"])
+    return result
+
+
+def recompute(result: dict, datasets_dir: str | os.PathLike | None = None) -> dict[str, dict]:
+    """The ``experiments`` section recomputed from ``result["logprobs"]`` and the dataset."""
+    name = result["model"]["name"]
+    out = {}
+    for exp in result["experiments"]:
+        trials, refs = load_experiment(exp, datasets_dir)
+        refs.pop(name, None)
+        out[exp] = evaluate_logprobs(trials, result["logprobs"], name, refs)
+    return out
+
+
+def recompute_panels(result: dict, datasets_dir: str | os.PathLike | None = None) -> dict[str, dict]:
+    """The ``panels`` section recomputed from ``result["logprobs"]`` and the dataset."""
+    name = result["model"]["name"]
+    out = {}
+    for exp, conds in result["experiments"].items():
+        trials, refs = load_experiment(exp, datasets_dir)
+        refs.pop(name, None)
+        lp = {s: result["logprobs"][s] for s in unique_sentences(trials)}
+        out[exp] = compute_panels(trials, lp, name, refs, list(conds))
+    return out
+
+
+@dataclass(frozen=True)
+class ContstimExperiment:
+    """One experiment of the contstim dataset (``contstim.main``, ``contstim.pll``)."""
+
+    experiment: str
+    dataset: str = "contstim"
+    version: str = VERSION
+
+    @property
+    def identifier(self) -> str:
+        return f"contstim.{self.experiment}"
+
+    @property
+    def description(self) -> str:
+        from ..schema import EXPERIMENT_DESCRIPTIONS
+
+        return EXPERIMENT_DESCRIPTIONS[self.experiment]
+
+    def load(self, datasets_dir=None):
+        """(trials, {reference model: {sentence: log-prob}})."""
+        return load_experiment(self.experiment, datasets_dir)
+
+    def sentences(self, datasets_dir=None) -> list[str]:
+        from ..analysis.evaluation import unique_sentences
+
+        return unique_sentences(self.load(datasets_dir)[0])
+
+    def evaluate(self, scorer, *, datasets_dir=None, log=None, name=None, **options) -> dict:
+        if options:
+            raise ValueError(f"{self.identifier} takes no option(s) {sorted(options)}")
+        return evaluate_scorer(scorer, [self.experiment], name=name, datasets_dir=datasets_dir, log=log)

@@ -1,0 +1,23 @@
+"""Report layer: terminal summaries, tables and figures of results (it reads results and
+computes no score).
+
+- :func:`summary` -- the terminal summary of any result, chosen by its format;
+- :mod:`.contstim`, :mod:`.blimp`, :mod:`.plausibility` -- one summary module per benchmark;
+- :mod:`.plots` -- the figures of a contstim result (Golan et al. 2023 style).
+"""
+from __future__ import annotations
+
+
+def summary(result: dict) -> str:
+    """The terminal summary table of a result of any benchmark (by its ``format``)."""
+    from . import blimp, contstim, plausibility
+
+    by_format = {
+        "contstim-bench-result": contstim.summary_table,
+        "contstim-bench-blimp": blimp.summary_table,
+        "contstim-bench-plausibility": plausibility.summary_table,
+    }
+    fmt = result.get("format")
+    if fmt not in by_format:
+        raise ValueError(f"no summary for result format {fmt!r}; known: {', '.join(by_format)}")
+    return by_format[fmt](result)

@@ -1,0 +1,98 @@
+"""Terminal summary of a contstim result: :func:`summary_table` (reads a result, computes no score)."""
+from __future__ import annotations
+
+from ..analysis.inference import ALPHA
+from ..benchmarks.base import short_reason
+
+
+def _fmt_p(p: float) -> str:
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+def _marks(p: float, value: float, lower: float) -> str:
+    """Below the lower noise ceiling: ``*`` q < .05, ``**`` q < .01, ``***`` q < .001 (the
+    paper's asterisks); ``^`` significantly above it (q < .05); nothing otherwise."""
+    if p >= ALPHA:
+        return ""
+    if value > lower:
+        return "^"
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*"
+
+
+def _winner(better: str, model: str, significant: bool) -> str:
+    """"model" / "reference" / "tie", with "*" when the difference is significant (q < .05)."""
+    word = "tie" if better == "tie" else "model" if better == model else "reference"
+    return word + ("*" if significant else "")
+
+
+def rank_among_references(result: dict, experiment: str, condition: str, measure: str) -> tuple[int, int] | None:
+    """(rank of the model by mean ``measure`` among the models of the panel, number of models);
+    1 is best, ties share the better rank.  None without a ``panels`` section."""
+    panel = result.get("panels", {}).get(experiment, {}).get(condition)
+    if not panel:
+        return None
+    models = panel["models"]
+    mine = models[result["model"]["name"]][measure]
+    return 1 + sum(b[measure] > mine for b in models.values()), len(models)
+
+
+def summary_table(result: dict) -> str:
+    """A readable table of the main numbers: conditions x (accuracy, SRCS), each with its noise
+    ceiling (lower-upper), significance stars against the lower ceiling and the model's rank
+    among the reference models; then the comparison with every reference model."""
+    model = result["model"]
+    name = model["name"]
+    run = ", ".join(f"{k} {model[k]}" for k in ("method", "dtype", "device") if model.get(k))
+    lines = [f"model: {model['spec']} (evaluated as {name!r}{'; ' + run if run else ''})"]
+    scoring = result.get("scoring")
+    if scoring:
+        lines.append(
+            f"scored {scoring['n_sentences']} sentences ({scoring['n_from_cache']} from cache) "
+            f"in {scoring['seconds']:.1f} s"
+        )
+    header = (
+        f"{'condition':<28} {'selection':<16} {'units':>5} {'trials':>6} | "
+        f"{'accuracy':>9} {'ceiling':>13} {'p(LB)':>8} {'rank':>5} | "
+        f"{'SRCS':>9} {'ceiling':>15} {'p(LB)':>8} {'rank':>5}"
+    )
+    for exp, conds in result["experiments"].items():
+        first = next(iter(conds.values()))
+        lines += [
+            "",
+            f"experiment {exp} (units: {first['unit']}s; p(LB): two-sided Wilcoxon vs the lower noise "
+            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; rank among "
+            f"{len(result.get('panels', {}).get(exp, {}).get(next(iter(conds)), {}).get('models', {})) or '?'} models)",
+            header,
+            "-" * len(header),
+        ]
+        for key, e in conds.items():
+            cells = []
+            for m, width in (("accuracy", 13), ("srcs", 15)):
+                c, p = e[f"{m}_noise_ceiling"], e["p_vs_lower_ceiling"][m]
+                rank = rank_among_references(result, exp, key, m)
+                ceiling = f"{c['lower']:.3f}-{c['upper']:.3f}"
+                cells.append(
+                    f"{e[m]:>6.3f}{_marks(p, e[m], c['lower']):<3} {ceiling:>{width}} {_fmt_p(p):>8} "
+                    f"{(f'{rank[0]}/{rank[1]}' if rank else '-'):>5}"
+                )
+            lines.append(
+                f"{key:<28} {e['selection']:<16} {e['n_units']:>5} {e['n_trials']:>6} | "
+                + " | ".join(cells)
+            )
+        for key, e in conds.items():
+            if not e["comparisons"]:
+                continue
+            lines += ["", f"{exp} / {key}: vs reference models (delta = model - reference, "
+                      "q = BH-adjusted p, * = q < .05)"]
+            for ref, c in e["comparisons"].items():
+                won = {m: _winner(c[f"{m}_better"], name, c[f"{m}_significant"]) for m in ("accuracy", "srcs")}
+                lines.append(
+                    f"  {ref:<20} [{c['selection']:<15}] accuracy {c['accuracy']:.3f} "
+                    f"delta {c['accuracy_delta']:+.3f} q={_fmt_p(c['accuracy_p_bh']):>7} {won['accuracy']:<10} "
+                    f"SRCS {c['srcs']:.3f} delta {c['srcs_delta']:+.3f} q={_fmt_p(c['srcs_p_bh']):>7} {won['srcs']}"
+                )
+    skipped = result.get("skipped_experiments")
+    if skipped:
+        lines += [""] + [f"experiment {exp} not evaluated: {short_reason(why)} (details in the result file)"
+                         for exp, why in skipped.items()]
+    return "\n".join(lines)

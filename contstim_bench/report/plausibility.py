@@ -1,0 +1,42 @@
+"""Terminal summary of a plausibility result (reads the result, computes no score)."""
+from __future__ import annotations
+
+from ..plausibility.metrics import CHANCE, EXPERIMENT1_SUBSETS, METRIC_TITLES, METRICS, SUBSET_TITLES
+
+
+def summary_table(result: dict) -> str:
+    """Readable tables of a :func:`run_plausibility` result (accuracy, human accuracy beside)."""
+    chance = CHANCE["judgment"] if result["method"] == "prompt:sentence-judgment" else CHANCE["higher"]
+    limit = result["benchmark"].get("limit")
+    lines = [f"model: {result['model']['spec']}   method: {result['method']}"
+             + (f"   (first {limit} pairs per subset and voice"
+                + (f", first {limit} SocialN400 items)" if "experiment2" in result else ")") if limit else ""),
+             "", f"Experiment 1: binary accuracy (model vs human; chance {chance:.2f})"]
+    choice = result["method"] == "prompt:sentence-choice-1"
+    extra = f" {'1st':>6} {'2nd':>6} {'avg':>6}" if choice else ""
+    header = f"{'subset':<30} {'voice':<8} {'pairs':>5} {'model':>7} {'human':>7}" + extra
+    lines += [header, "-" * len(header)]
+    for subset in EXPERIMENT1_SUBSETS:
+        for voice, e in result["experiment1"].get(subset, {}).items():
+            more = (f" {e['accuracy_plausible_first']:>6.3f} {e['accuracy_plausible_second']:>6.3f} "
+                    f"{e['accuracy_order_averaged']:>6.3f}") if choice else ""
+            lines.append(f"{SUBSET_TITLES[subset]:<30} {voice:<8} {e['n_pairs']:>5} {e['accuracy']:>7.3f} "
+                         f"{e['human_accuracy']:>7.3f}" + more)
+    if choice:
+        lines.append("1st/2nd: plausible sentence shown first/second; avg: log-odds averaged over both orders")
+    if "experiment2" in result:
+        e2 = result["experiment2"]
+        lines += ["", "Experiment 2 (SocialN400): accuracy over items (human: same comparison on sense rates)"]
+        header = f"{'metric':<32} {'word':>7} {'sentence':>9} {'human':>7} {'items':>6}"
+        lines += [header, "-" * len(header)]
+        for m in METRICS:
+            lines.append(f"{METRIC_TITLES[m]:<32} {e2['word']['metrics'][m]['accuracy']:>7.3f} "
+                         f"{e2['sentence']['metrics'][m]['accuracy']:>9.3f} "
+                         f"{e2['human']['metrics'][m]['accuracy']:>7.3f} {e2['word']['metrics'][m]['n_items']:>6}")
+        lines += ["", "mean target-word log-prob (nats) per condition: "
+                  + ", ".join(f"{c} {v:.2f}/{e2['word']['condition_means']['context'][c]:.2f}"
+                              for c, v in e2["word"]["condition_means"]["no_context"].items())
+                  + " (no context/context)"]
+    for k, v in result.get("skipped", {}).items():
+        lines += ["", f"{k} skipped: {v}"]
+    return "\n".join(lines)

@@ -1,0 +1,137 @@
+"""Reading and writing result files.
+
+Reading is safe for files from anyone: at most :data:`MAX_BYTES`, UTF-8, plain JSON (no pickle,
+no eval), no duplicate keys, nesting at most :data:`MAX_DEPTH` deep (a deeper file would exhaust
+Python's recursion in the parser and everything that walks the tree).
+"""
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from pathlib import Path
+
+from .schema import validate_result
+
+MAX_BYTES = 50 * 1024 * 1024
+"""Largest accepted result file (a result with the log-probabilities of both experiments is ~1 MB)."""
+MAX_DEPTH = 64
+"""Deepest accepted nesting of JSON objects and arrays (a result nests about 8 deep)."""
+
+
+class ValidationError(ValueError):
+    """A result file is invalid; ``problems`` lists every reason (the message joins them)."""
+
+    def __init__(self, source: str, problems: Sequence[str]):
+        self.source = source
+        self.problems = list(problems)
+        super().__init__(f"{source}: " + "; ".join(self.problems))
+
+
+def json_depth(text: str) -> int:
+    """Deepest nesting of ``[``/``{`` in JSON ``text`` (brackets inside strings do not count)."""
+    depth = deepest = 0
+    in_string = escaped = False
+    for ch in text:
+        if in_string:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == '"':
+                in_string = False
+        elif ch == '"':
+            in_string = True
+        elif ch in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif ch in "]}":
+            depth -= 1
+    return deepest
+
+
+def parse_json(text: str | bytes, source: str = "<submission>") -> dict:
+    """Parse a result: pure JSON, an object at the top, no duplicate keys, size and depth limited.
+
+    NaN/Infinity literals are kept as floats (so the sentence they belong to can be named later).
+    ValidationError names the problem (with line and column for malformed JSON).
+    """
+    if isinstance(text, bytes):
+        if len(text) > MAX_BYTES:
+            raise ValidationError(source, [f"file is {len(text):,} bytes, more than the {MAX_BYTES:,} accepted"])
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(source, [f"not UTF-8 text: {exc}"]) from None
+    if len(text) > MAX_BYTES:
+        raise ValidationError(source, [f"text is {len(text):,} characters, more than the {MAX_BYTES:,} accepted"])
+    depth = json_depth(text)
+    if depth > MAX_DEPTH:
+        raise ValidationError(source, [f"JSON nested {depth} levels deep, more than the {MAX_DEPTH} accepted"])
+    duplicates: list[str] = []
+
+    def pairs(items):
+        obj = {}
+        for k, v in items:
+            if k in obj:
+                duplicates.append(k)
+            obj[k] = v
+        return obj
+
+    try:
+        data = json.loads(text, object_pairs_hook=pairs)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(source, [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+    if duplicates:
+        raise ValidationError(source, [f"JSON object has duplicate keys: {', '.join(sorted(set(duplicates))[:5])}"])
+    if not isinstance(data, dict):
+        raise ValidationError(source, [f"top level must be a JSON object, got {type(data).__name__}"])
+    return data
+
+
+def load_file(path: str | os.PathLike) -> dict:
+    """Read and parse one result file, unvalidated (FileNotFoundError / ValidationError name it)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"result file {path} does not exist")
+    size = path.stat().st_size
+    if size > MAX_BYTES:
+        raise ValidationError(str(path), [f"file is {size:,} bytes, more than the {MAX_BYTES:,} accepted"])
+    return parse_json(path.read_bytes(), str(path))
+
+
+def write_result(result: dict, path: str | os.PathLike) -> Path:
+    """Write ``result`` as indented JSON (UTF-8, keys in insertion order)."""
+    path = Path(path)
+    if path.parent and not path.parent.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    return path
+
+
+def read_result(path: str | os.PathLike) -> dict:
+    """Read and :func:`validate_result` a result file (FileNotFoundError / ValueError name it)."""
+    path = Path(path)
+    try:
+        result = load_file(path)
+    except ValidationError as exc:
+        raise ValueError(f"result file {path} is not valid JSON: {'; '.join(exc.problems)}") from None
+    try:
+        validate_result(result)
+    except ValueError as exc:
+        raise ValueError(f"result file {path}: {exc}") from None
+    return result
+
+
+def default_output(spec: str, folder: str | os.PathLike = "results") -> Path:
+    """``results/<spec as a file name>.json`` (characters other than letters, digits, ``.``,
+    ``-`` and ``_`` become ``_``), e.g. ``results/smollm2-135m.json``."""
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("._") or "model"
+    return Path(folder) / f"{slug}.json"
+
+
+def default_plots_dir(output: str | os.PathLike) -> Path:
+    """Plots folder next to the result file: ``<output stem>_plots``."""
+    output = Path(output)
+    return output.with_name(f"{output.stem}_plots")

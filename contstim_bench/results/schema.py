@@ -1,0 +1,327 @@
+"""The result file's formats, versions and the one structural validator: :func:`validate_result`.
+
+Every benchmark writes the same envelope::
+
+    {
+      "format": <format>, "format_version": <int>,
+      "model": {"spec", "spec_typed", "name", "method", "fingerprint", "dtype", "device", ...},
+      "benchmark": {"dataset", "dataset_fingerprint", "package_version", ...},
+      <benchmark-specific score sections>,
+      "provenance": {"package_version", "git_commit", "libraries", "dataset_fingerprint",
+                     "device", "dtype", "created", ...}
+    }
+
+with the score sections of its format (:data:`FORMATS`): the contstim benchmark's
+``experiments``, ``panels``, ``scoring`` and ``logprobs`` (validated in full here, and recomputed
+from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accuracy`` and
+``scores``, plausibility's ``experiment1``, ``experiment2`` and ``scores``.
+
+The contstim result in detail (``format_version`` is the schema version)::
+
+        {
+          "format": "contstim-bench-result", "format_version": 1,
+          "model": {"spec", "name", "method", "fingerprint", "dtype", "device", ...},  # scorer.describe()
+          "benchmark": {"dataset": "contstim", "dataset_fingerprint", "package_version"},
+          "experiments": {"pll": {"synthetic_vs_synthetic": {...}, ..., "all": {...}}},
+          "panels": {"pll": {"synthetic_vs_synthetic": {"models": {name: block}}, ...}},
+          "skipped_experiments": {"main": "why"},                       # only when some were skipped
+          "scoring": {"n_sentences", "n_model_sentences", "n_from_cache", "seconds"},
+          "logprobs": {sentence: natural-log probability},               # every scored sentence
+          "provenance": {"package_version", "git_commit", "libraries", "dataset_fingerprint",
+                         "device", "dtype", "created"}
+        }
+
+:func:`validate_result` checks types, required fields, value ranges (accuracy in [0, 1], SRCS in
+[-1, 1], p-values in [0, 1], finite log-probabilities), that every condition key and experiment
+is known, that per-unit values have ``n_units`` entries and that the dataset fingerprints agree.
+It does not recompute scores (that needs the dataset: :mod:`contstim_bench.benchmarks`).
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import math
+
+from ..analysis.inference import ALPHA
+from ..analysis.selection import CONDITION_KEYS
+from ..schema import EXPERIMENTS
+
+FORMAT = "contstim-bench-result"
+FORMAT_VERSION = 1
+SUPPORTED_FORMAT_VERSIONS = (1,)
+DATASET = "contstim"
+FORMATS: dict[str, dict] = {
+    FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
+             "sections": ("experiments", "logprobs")},
+    "contstim-bench-blimp": {"versions": (1,), "dataset": "blimp", "sections": ("accuracy", "scores")},
+    "contstim-bench-plausibility": {"versions": (1,), "dataset": "plausibility",
+                                    "sections": ("experiment1", "scores")},
+}
+"""Every result format the package writes: its supported versions, dataset and required score
+sections.  The one list of formats (the leaderboard reads it from here)."""
+
+
+SELECTIONS = ("targeted", "targeted_accept", "targeted_reject", "all")
+UNITS = ("participant", "group")
+MAX_PROBLEMS = 10
+
+
+class _Problems(list):
+    """Collects ``path: message`` strings; :meth:`check` records and returns whether ``ok``."""
+
+    def check(self, ok: bool, path: str, message: str) -> bool:
+        if not ok:
+            self.append(f"{path}: {message}")
+        return ok
+
+
+def _is_num(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _typename(v) -> str:
+    return type(v).__name__
+
+
+def _field(obj: dict, key: str, kind, path: str, problems: _Problems, optional: bool = False):
+    """``obj[key]`` if it has the expected kind (a type, a tuple of types, or ``"number"``)."""
+    where = f"{path}.{key}"
+    if key not in obj:
+        if not optional:
+            problems.append(f"{where}: missing")
+        return None
+    value = obj[key]
+    if kind == "number":
+        ok = _is_num(value)
+        want = "a finite number"
+    elif kind == "int":
+        ok = _is_int(value) and value >= 0
+        want = "a non-negative integer"
+    elif kind == "str?":
+        ok = value is None or isinstance(value, str)
+        want = "a string or null"
+    else:
+        ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
+        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
+    if not ok:
+        problems.append(f"{where}: expected {want}, got {_typename(value)} {value!r:.60}")
+        return None
+    return value
+
+
+def _check_range(value, lo: float, hi: float, path: str, problems: _Problems) -> None:
+    if value is not None and not (lo - 1e-12 <= value <= hi + 1e-12):
+        problems.append(f"{path}: {value!r} is outside [{lo}, {hi}]")
+
+
+def _check_by_unit(obj: dict, key: str, n_units, lo: float, hi: float, path: str, problems: _Problems) -> None:
+    values = _field(obj, key, dict, path, problems)
+    if values is None:
+        return
+    if n_units is not None:
+        problems.check(len(values) == n_units, f"{path}.{key}",
+                       f"has {len(values)} units, n_units is {n_units}")
+    for unit, v in values.items():
+        if not _is_num(v):
+            problems.append(f"{path}.{key}.{unit}: expected a finite number, got {_typename(v)}")
+            return
+        _check_range(v, lo, hi, f"{path}.{key}.{unit}", problems)
+
+
+def _check_block(e: dict, path: str, problems: _Problems) -> None:
+    """One model on one condition: selection, counts, accuracy / SRCS with ceilings and p."""
+    sel = _field(e, "selection", str, path, problems)
+    if sel is not None:
+        problems.check(sel in SELECTIONS, f"{path}.selection", f"{sel!r} is not one of {', '.join(SELECTIONS)}")
+    unit = _field(e, "unit", str, path, problems)
+    if unit is not None:
+        problems.check(unit in UNITS, f"{path}.unit", f"{unit!r} is not one of {', '.join(UNITS)}")
+    n_units = _field(e, "n_units", "int", path, problems)
+    for key in ("n_trials", "n_pairs"):
+        _field(e, key, "int", path, problems)
+    for measure, lo in (("accuracy", 0.0), ("srcs", -1.0)):
+        _check_range(_field(e, measure, "number", path, problems), lo, 1.0, f"{path}.{measure}", problems)
+        _check_by_unit(e, f"{measure}_by_unit", n_units, lo, 1.0, path, problems)
+        ceiling = _field(e, f"{measure}_noise_ceiling", dict, path, problems)
+        if ceiling is not None:
+            cpath = f"{path}.{measure}_noise_ceiling"
+            for bound in ("lower", "upper"):
+                _check_range(_field(ceiling, bound, "number", cpath, problems), lo, 1.0, f"{cpath}.{bound}", problems)
+                _check_by_unit(ceiling, f"{bound}_by_unit", n_units, lo, 1.0, cpath, problems)
+    for key in ("p_vs_lower_ceiling", "p_vs_lower_ceiling_uncorrected"):
+        ps = _field(e, key, dict, path, problems)
+        if ps is not None:
+            for measure in ("accuracy", "srcs"):
+                _check_range(_field(ps, measure, "number", f"{path}.{key}", problems), 0.0, 1.0,
+                             f"{path}.{key}.{measure}", problems)
+
+
+COMPARISON_FIELDS = {
+    "selection": str, "n_trials": "int", "n_units": "int",
+    **{f"{m}{suffix}": kind for m in ("accuracy", "srcs") for suffix, kind in
+       (("", "number"), ("_delta", "number"), ("_p", "number"), ("_p_bh", "number"),
+        ("_better", str), ("_significant", bool))},
+}
+
+
+def _check_comparisons(comps: dict, model_name, path: str, problems: _Problems) -> None:
+    for ref, c in comps.items():
+        cpath = f"{path}.{ref}"
+        if not problems.check(isinstance(c, dict), cpath, f"expected an object, got {_typename(c)}"):
+            continue
+        for key, kind in COMPARISON_FIELDS.items():
+            _field(c, key, kind, cpath, problems)
+        for m in ("accuracy", "srcs"):
+            better = c.get(f"{m}_better")
+            if isinstance(better, str):
+                problems.check(better in (model_name, ref, "tie"), f"{cpath}.{m}_better",
+                               f"{better!r} is neither the model, the reference nor 'tie'")
+            p = c.get(f"{m}_p_bh")
+            sig = c.get(f"{m}_significant")
+            if _is_num(p) and isinstance(sig, bool):
+                problems.check(sig == (p < ALPHA), f"{cpath}.{m}_significant",
+                               f"{sig} does not match {m}_p_bh = {p}")
+
+
+def result_problems(result, dataset: str | None = None) -> list[str]:
+    """Every structural problem of a result (empty: valid), each ``path: message``.
+
+    The envelope is checked for every format of :data:`FORMATS`; the contstim format's score
+    sections in full (see the module docstring).  ``dataset``: the dataset the result must be
+    about (a leaderboard's).  TypeError when ``result`` is not a dict.
+    """
+    if not isinstance(result, dict):
+        raise TypeError(f"a result must be a dict (parsed JSON object), got {_typename(result)}")
+    problems = _Problems()
+    fmt = _field(result, "format", str, "result", problems)
+    spec = FORMATS.get(fmt) if fmt is not None else None
+    if fmt is not None:
+        problems.check(spec is not None, "result.format", f"{fmt!r} is not a known result format "
+                       f"(known: {', '.join(FORMATS)})")
+        if spec is not None and dataset is not None:
+            problems.check(spec["dataset"] == dataset, "result.format", f"{fmt!r} is not a result of the "
+                           f"{dataset} benchmark")
+    version = _field(result, "format_version", "int", "result", problems)
+    if version is not None and spec is not None:
+        problems.check(version in spec["versions"], "result.format_version",
+                       f"{version} is not a supported version of {fmt} ({spec['versions']})")
+    contstim = fmt == FORMAT
+    model = _field(result, "model", dict, "result", problems)
+    model_name = None
+    if model is not None:
+        model_name = _field(model, "name", str, "result.model", problems, optional=not contstim)
+        if model_name is not None:
+            problems.check(bool(model_name.strip()), "result.model.name", "is empty")
+        _field(model, "spec", str, "result.model", problems)
+        _field(model, "spec_typed", str, "result.model", problems, optional=True)
+        _field(model, "method", str, "result.model", problems)
+        for key in ("fingerprint", "revision", "dtype", "device"):
+            _field(model, key, "str?", "result.model", problems, optional=key in ("revision", "dtype", "device"))
+    bench = _field(result, "benchmark", dict, "result", problems)
+    fp = None
+    if bench is not None:
+        ds = _field(bench, "dataset", str, "result.benchmark", problems)
+        if ds is not None:
+            want = dataset or (spec["dataset"] if spec is not None else None)
+            problems.check(want is None or ds == want, "result.benchmark.dataset", f"{ds!r} is not {want!r}")
+        fp = _field(bench, "dataset_fingerprint", str, "result.benchmark", problems)
+        _field(bench, "package_version", str, "result.benchmark", problems)
+        for key in ("identifier", "version"):
+            _field(bench, key, str, "result.benchmark", problems, optional=True)
+    if contstim:
+        _check_contstim_sections(result, model_name, problems)
+    elif spec is not None:
+        for section in spec["sections"]:
+            _field(result, section, dict, "result", problems)
+    prov = _field(result, "provenance", dict, "result", problems)
+    if prov is not None:
+        _field(prov, "package_version", str, "result.provenance", problems)
+        _field(prov, "git_commit", "str?", "result.provenance", problems)
+        _field(prov, "libraries", dict, "result.provenance", problems)
+        pfp = _field(prov, "dataset_fingerprint", str, "result.provenance", problems)
+        if pfp is not None and fp is not None:
+            problems.check(pfp == fp, "result.provenance.dataset_fingerprint",
+                           "differs from result.benchmark.dataset_fingerprint")
+        for key in ("device", "dtype"):
+            _field(prov, key, "str?", "result.provenance", problems, optional=True)
+        created = _field(prov, "created", str, "result.provenance", problems)
+        if created is not None:
+            try:
+                _dt.datetime.fromisoformat(created)
+            except ValueError:
+                problems.append(f"result.provenance.created: {created!r} is not an ISO 8601 time")
+    return list(problems)
+
+
+def validate_result(result, dataset: str | None = None) -> None:
+    """:func:`result_problems`, raised: ValueError ``invalid result: <problems>`` (the first
+    :data:`MAX_PROBLEMS` of them); TypeError when ``result`` is not a dict."""
+    problems = result_problems(result, dataset)
+    if problems:
+        shown = problems[:MAX_PROBLEMS]
+        more = f"; ... and {len(problems) - MAX_PROBLEMS} more" if len(problems) > MAX_PROBLEMS else ""
+        raise ValueError("invalid result: " + "; ".join(shown) + more)
+
+
+def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> None:
+    """The score sections of the contstim format: experiments, panels, skipped experiments,
+    scoring, log-probabilities."""
+    exps = _field(result, "experiments", dict, "result", problems)
+    if exps is not None:
+        problems.check(bool(exps), "result.experiments", "is empty")
+        for exp, conds in exps.items():
+            path = f"result.experiments.{exp}"
+            if not problems.check(exp in EXPERIMENTS, path, f"unknown experiment (known: {', '.join(EXPERIMENTS)})"):
+                continue
+            if not problems.check(isinstance(conds, dict) and bool(conds), path, "expected a non-empty object of conditions"):
+                continue
+            for cond, e in conds.items():
+                cpath = f"{path}.{cond}"
+                if not problems.check(cond in CONDITION_KEYS, cpath, f"unknown condition (known: {', '.join(CONDITION_KEYS)})"):
+                    continue
+                if not problems.check(isinstance(e, dict), cpath, f"expected an object, got {_typename(e)}"):
+                    continue
+                _check_block(e, cpath, problems)
+                comps = _field(e, "comparisons", dict, cpath, problems)
+                if comps is not None:
+                    _check_comparisons(comps, model_name, f"{cpath}.comparisons", problems)
+    panels = _field(result, "panels", dict, "result", problems, optional=True)
+    if panels is not None and exps is not None:
+        problems.check(set(panels) == set(exps), "result.panels",
+                       f"experiments {sorted(panels)} differ from those of result.experiments {sorted(exps)}")
+        for exp, conds in panels.items():
+            if not isinstance(conds, dict) or not isinstance(exps.get(exp), dict):
+                problems.append(f"result.panels.{exp}: expected an object of conditions")
+                continue
+            problems.check(set(conds) == set(exps[exp]), f"result.panels.{exp}",
+                           "conditions differ from those of result.experiments")
+            for cond, panel in conds.items():
+                ppath = f"result.panels.{exp}.{cond}"
+                models = _field(panel, "models", dict, ppath, problems) if isinstance(panel, dict) else None
+                if models is None:
+                    problems.check(isinstance(panel, dict), ppath, "expected an object")
+                    continue
+                problems.check(model_name in models, f"{ppath}.models", f"lacks the evaluated model {model_name!r}")
+                for m, block in models.items():
+                    if problems.check(isinstance(block, dict), f"{ppath}.models.{m}", "expected an object"):
+                        _check_block(block, f"{ppath}.models.{m}", problems)
+    skipped = _field(result, "skipped_experiments", dict, "result", problems, optional=True)
+    for exp, why in (skipped or {}).items():
+        problems.check(exp in EXPERIMENTS and isinstance(why, str), f"result.skipped_experiments.{exp}",
+                       "expected a known experiment and a string reason")
+    scoring = _field(result, "scoring", dict, "result", problems, optional=True)
+    if scoring is not None:
+        for key in ("n_sentences", "n_model_sentences", "n_from_cache"):
+            _field(scoring, key, "int", "result.scoring", problems)
+        _field(scoring, "seconds", "number", "result.scoring", problems)
+    logprobs = _field(result, "logprobs", dict, "result", problems)
+    if logprobs is not None:
+        problems.check(bool(logprobs), "result.logprobs", "is empty")
+        bad = [(s, v) for s, v in logprobs.items() if not _is_num(v)]
+        if bad:
+            s, v = bad[0]
+            problems.append(f"result.logprobs: {len(bad)} value(s) are not finite numbers, "
+                            f"e.g. sentence {s!r}: {v!r}")
