@@ -10,7 +10,7 @@ Two measurements, each against the baseline it names, in one run:
    package's modified Kneser-Ney estimator.
 2. **SmolLM2-135M over the paper's causal shortlist** (next-word log-probability >= -10, widened in
    steps of 5 until at least 10 words) at each of the 8 positions of a few stimuli:
-   :meth:`CausalScorer.causal_sweep` (prefix run once, its key/value cache shared) vs scoring
+   :meth:`CausalScorer.sweep` (prefix run once, its key/value cache shared) vs scoring
    the replaced sentences as whole sentences (same batches, no cache). Target: at least 1.5x
    faster on average, same values within 1e-4.
 
@@ -103,7 +103,7 @@ def bench_causal(vocab: list[str], stimuli: list[list[str]], max_candidates: int
             cands = [w for w, keep in zip(pool, mask) if keep and w != words[pos]]
             texts = [" ".join(words[:pos] + [c] + words[pos + 1 :]) for c in cands]
             t0 = time.perf_counter()
-            fast = scorer.causal_sweep(words, pos, cands)
+            fast = scorer.sweep(words, pos, cands)
             t_fast = time.perf_counter() - t0
             t0 = time.perf_counter()
             slow = scorer._score_unique(texts)  # whole sentences, same length-sorted batching

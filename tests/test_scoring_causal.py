@@ -176,7 +176,7 @@ def test_sweep_equals_one_by_one(tiny):
     words = "The cat sat on the mat.".split()
     cands = ["dog", "cat", "children", "bread", "a", "milk", "store"]
     for position in (0, 2, len(words) - 1):
-        swept = tiny.causal_sweep(words, position, cands)
+        swept = tiny.sweep(words, position, cands)
         one = tiny.score([" ".join(words[:position] + [c] + words[position + 1:]) for c in cands])
         np.testing.assert_allclose(swept, one, atol=1e-4, rtol=0)
 
@@ -272,9 +272,9 @@ def test_start_token_recorded_in_the_folder_is_used(tiny_dir, tmp_path):
 
 def test_sweep_bad_input(tiny):
     with pytest.raises(ValueError, match="position 9"):
-        tiny.causal_sweep(["a", "b"], 9, ["c"])
+        tiny.sweep(["a", "b"], 9, ["c"])
     with pytest.raises(ValueError, match="candidate 1"):
-        tiny.causal_sweep(["a", "b"], 0, ["c", "two words"])
+        tiny.sweep(["a", "b"], 0, ["c", "two words"])
     with pytest.raises(TypeError, match="candidate 0 is int"):
         tiny.next_word_logprobs(["a"], [5])
 
@@ -303,7 +303,7 @@ def test_smollm2_real_values(smollm2):
 def test_smollm2_sweep_equals_one_by_one(smollm2):
     words = "The cat sat on the mat .".split()
     cands = ["dog", "cat", "elephant", "xylophone", "a"]
-    swept = smollm2.causal_sweep(words, 1, cands)
+    swept = smollm2.sweep(words, 1, cands)
     one = smollm2.score([" ".join([words[0], c, *words[2:]]) for c in cands])
     np.testing.assert_allclose(swept, one, atol=1e-4, rtol=0)
 

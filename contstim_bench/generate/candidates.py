@@ -10,7 +10,7 @@ Every scorer is used in one of three search modes, chosen by what it offers:
 ``shortlist``
     causal LMs (``next_word_logprobs``): only candidates whose conditional log-probability
     given the preceding words is at least ``-10`` are scored (exactly, with the shared-prefix
-    ``causal_sweep``); the threshold is lowered in steps of 5 until at least 10 words pass.
+    ``sweep``); the threshold is lowered in steps of 5 until at least 10 words pass.
 ``regression``
     masked LMs (``word_completion_logprobs``): the word-completion log-probabilities are the
     regressor of Eq. 3, a linear predictor of the sentence log-probability.
@@ -24,14 +24,16 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ..scoring.protocols import NextWordScorer, VocabularySweep, WordCompletion
+
 MODES = ("exhaustive", "shortlist", "regression")
 
 
 def search_mode(scorer) -> str:
-    """The search mode of ``scorer`` (see the module docstring)."""
-    if callable(getattr(scorer, "word_completion_logprobs", None)):
+    """The search mode of ``scorer`` (see the module docstring), from the protocols it implements."""
+    if isinstance(scorer, WordCompletion):
         return "regression"
-    if callable(getattr(scorer, "next_word_logprobs", None)):
+    if isinstance(scorer, NextWordScorer):
         return "shortlist"
     return "exhaustive"
 
@@ -46,24 +48,22 @@ def replaced_sentences(words: Sequence[str], position: int, candidates: Sequence
 def candidate_logprobs(scorer, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
     """Exact log p(sentence with ``words[position]`` replaced by each candidate | model).
 
-    Uses the scorer's fast path when it has one (``sweep`` of the n-gram and recurrent scorers,
-    ``causal_sweep`` of causal LMs) and otherwise scores the replaced sentences with
-    ``scorer.score`` (exhaustive, correct, slower).
+    Uses the scorer's fast path when it has one (:class:`VocabularySweep`: the n-gram, recurrent
+    and causal scorers) and otherwise scores the replaced sentences with ``scorer.score``
+    (exhaustive, correct, slower).
     """
     _check_position(words, position)
     cands = list(candidates)
     if not cands:
         return np.zeros(0, dtype=np.float64)
     words = list(words)
-    if callable(getattr(scorer, "sweep", None)):
+    if isinstance(scorer, VocabularySweep):
         values = scorer.sweep(words, position, cands)
-    elif callable(getattr(scorer, "causal_sweep", None)):
-        values = scorer.causal_sweep(words, position, cands)
     else:
         values = scorer.score(replaced_sentences(words, position, cands))
     values = np.asarray(values, dtype=np.float64)
     if values.shape != (len(cands),):
-        raise RuntimeError(f"{getattr(scorer, 'spec', scorer)}: {values.shape} scores for {len(cands)} candidates")
+        raise RuntimeError(f"{scorer.spec}: {values.shape} scores for {len(cands)} candidates")
     return values
 
 
@@ -85,7 +85,7 @@ def causal_shortlist(
         raise ValueError(f"shortlist threshold step must be positive, got {step}")
     lp = np.asarray(scorer.next_word_logprobs(list(prefix_words), cands), dtype=np.float64)
     if lp.shape != (len(cands),):
-        raise RuntimeError(f"{getattr(scorer, 'spec', scorer)}: {lp.shape} next-word scores for {len(cands)} words")
+        raise RuntimeError(f"{scorer.spec}: {lp.shape} next-word scores for {len(cands)} words")
     need = min(min_words, len(cands))
     t = threshold
     finite = np.isfinite(lp)
@@ -104,7 +104,7 @@ def completion_logprobs(scorer, words: Sequence[str], position: int, candidates:
         return np.zeros(0, dtype=np.float64)
     values = np.asarray(scorer.word_completion_logprobs(" ".join(words), position, cands), dtype=np.float64)
     if values.shape != (len(cands),):
-        raise RuntimeError(f"{getattr(scorer, 'spec', scorer)}: {values.shape} completion scores for {len(cands)} words")
+        raise RuntimeError(f"{scorer.spec}: {values.shape} completion scores for {len(cands)} words")
     return values
 
 

@@ -14,7 +14,7 @@ the right (with an attention mask, so real tokens keep their positions and never
 padding) and run under :func:`torch.inference_mode`; per-token log-probabilities (logit minus
 log-sum-exp, in float32 or better) are summed in float64.
 
-For the synthetic-sentence search the module also offers :meth:`CausalScorer.causal_sweep` (the
+For the synthetic-sentence search the module also offers :meth:`CausalScorer.sweep` (the
 sentence with each candidate word at one position, the shared prefix computed once and its
 key/value cache reused) and :meth:`CausalScorer.next_word_logprobs`.
 """
@@ -469,7 +469,7 @@ class CausalScorer(Scorer):
         bar.close()
         return out
 
-    def causal_sweep(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
+    def sweep(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
         """log p(sentence with ``words[position]`` replaced by each candidate), float64.
 
         Sentences are the words joined by single spaces.  The tokens shared by every candidate
@@ -479,12 +479,12 @@ class CausalScorer(Scorer):
         """
         words = list(words)
         if not words:
-            raise ValueError("causal_sweep: empty word list")
+            raise ValueError("sweep: empty word list")
         for i, w in enumerate(words):
             if not isinstance(w, str) or not w.strip() or any(ch.isspace() for ch in w):
-                raise ValueError(f"causal_sweep: word {i} ({w!r}) must be a non-empty str without spaces")
+                raise ValueError(f"sweep: word {i} ({w!r}) must be a non-empty str without spaces")
         if not 0 <= position < len(words):
-            raise ValueError(f"causal_sweep: position {position} outside 0..{len(words) - 1}")
+            raise ValueError(f"sweep: position {position} outside 0..{len(words) - 1}")
         cands = _check_words(candidates, "candidate")
         texts = [" ".join(words[:position] + [c] + words[position + 1:]) for c in cands]
         return self._shared_prefix_scores(texts, "sweep")
