@@ -143,6 +143,7 @@ class RunPlan:
     seed: int
     settings: SearchSettings
     record: dict
+    datasets_dir: str | os.PathLike | None = None  # built datasets (precomputed: models); not in the record
 
     @property
     def jobs(self) -> list[Job]:
@@ -180,7 +181,7 @@ def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sente
         "device": device,
         "dtype": dtype,
     }
-    return RunPlan(Path(output), entries, starts, vocab, fw, int(seed), settings, record)
+    return RunPlan(Path(output), entries, starts, vocab, fw, int(seed), settings, record, datasets_dir)
 
 
 def check_or_write_run_record(plan: RunPlan) -> bool:
@@ -250,11 +251,13 @@ def read_job(path: Path, job: Job) -> dict:
     return record
 
 
-def _load_scorer_factory(device, dtype, batch_size, cache):
-    from contstim_bench.scoring.registry import load_scorer
+def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None):
+    from contstim_bench.scoring.registry import ScoringContext, load_scorer
+
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=False)
 
     def load(spec: str):
-        return load_scorer(spec, device=device, dtype=dtype, batch_size=batch_size, cache=cache, progress=False)
+        return load_scorer(spec, context, device=device, dtype=dtype)
 
     return load
 
@@ -290,7 +293,8 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     if loader is None:
         from contstim_bench.scoring.base import ScoreCache
 
-        loader = _load_scorer_factory(device, plan.record["dtype"], batch_size, ScoreCache() if use_cache else False)
+        loader = _load_scorer_factory(device, plan.record["dtype"], batch_size, ScoreCache() if use_cache else False,
+                                      plan.datasets_dir)
     models = _ModelPool(plan.models, loader)
 
     bar = tqdm(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress), dynamic_ncols=True)

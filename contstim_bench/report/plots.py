@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis.inference import ALPHA
+from ..names import slug
 
 FORMATS = ("png", "svg")
 MODEL_COLOR = "#d95f02"
@@ -91,12 +92,6 @@ def _save(fig, out_dir: str | os.PathLike, stem: str, formats: Sequence[str]) ->
     finally:
         _pyplot().close(fig)
     return paths
-
-
-def _stem(text: str) -> str:
-    import re
-
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("._") or "model"
 
 
 # ------------------------------------------------------------------------------------ bars
@@ -263,7 +258,7 @@ def plot_scatter(result: dict, experiment: str, out_dir: str | os.PathLike, refe
     """Figure kind 3: percentile scatter of the model against ``reference`` (default: the best
     reference, :func:`best_reference`), saved as ``<experiment>_scatter_<reference>.<fmt>``."""
     fig, reference = scatter_figure(result, experiment, reference, datasets_dir)
-    return _save(fig, out_dir, f"{experiment}_scatter_{_stem(reference)}", formats)
+    return _save(fig, out_dir, f"{experiment}_scatter_{slug(reference)}", formats)
 
 
 def scatter_figure(result: dict, experiment: str, reference: str | None = None, datasets_dir=None):

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from collections.abc import Sequence
 from pathlib import Path
 
+from ..names import slug
 from .schema import validate_result
 
 MAX_BYTES = 50 * 1024 * 1024
@@ -127,8 +127,7 @@ def read_result(path: str | os.PathLike) -> dict:
 def default_output(spec: str, folder: str | os.PathLike = "results") -> Path:
     """``results/<spec as a file name>.json`` (characters other than letters, digits, ``.``,
     ``-`` and ``_`` become ``_``), e.g. ``results/smollm2-135m.json``."""
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", spec).strip("._") or "model"
-    return Path(folder) / f"{slug}.json"
+    return Path(folder) / f"{slug(spec)}.json"
 
 
 def default_plots_dir(output: str | os.PathLike) -> Path:
