@@ -12,7 +12,8 @@ import importlib
 import pkgutil
 import sys
 
-from . import __version__, commands
+from . import commands
+from ._version import __version__
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -13,7 +13,8 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from . import __version__, metric_path
+from . import metric_path
+from ._version import __version__
 
 METRIC_FILES = ("contstim.py", "README.md", "app.py", "requirements.txt")
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")

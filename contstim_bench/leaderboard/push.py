@@ -16,7 +16,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-from .. import __version__
+from .._version import __version__
 from .table import COLUMNS, ranking_rows, rows_to_csv
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")

@@ -25,7 +25,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import __version__, names
+from .. import names
+from .._version import __version__
 from .table import COLUMNS, MEASURES, pairwise_matrix, panels, ranking_rows, rows_to_csv
 from .validate import ValidationError, load_file, model_key, validate_files
 
