@@ -19,6 +19,7 @@ from contstim_bench.leaderboard.validate import (
     check_result,
     parse_json,
     rescore,
+    validate_and_rescore,
     validate_files,
 )
 from contstim_bench.benchmarks.contstim import recompute, recompute_panels
@@ -274,6 +275,24 @@ def test_rescore_precomputed(bert, datasets):
     # the rest of the checks still pass the honest fields: only re-scoring catches a faked log-prob
     # when the scores were recomputed from it (and the name is not a reference name)
     assert check_result(bert, datasets_dir=datasets).ok
+
+
+def test_validate_and_rescore(tmp_path, bert, datasets):
+    """Re-scoring runs on the files that passed validation only, and catches a faked log-probability
+    whose scores were recomputed from it (which validation alone accepts)."""
+    faked = copy.deepcopy(bert)
+    faked["model"]["name"] = "not-bert"  # not a reference name, so only re-scoring can tell
+    sentence = list(faked["logprobs"])[3]
+    faked["logprobs"][sentence] += 0.5
+    faked["experiments"] = recompute(faked, datasets)
+    faked["panels"] = recompute_panels(faked, datasets)
+    paths = [write(tmp_path, "faked.json", faked), write(tmp_path, "broken.json", {"format": "nope"})]
+    plain = validate_and_rescore(paths, datasets_dir=datasets)
+    assert plain[0].ok and not plain[1].ok
+    checked = validate_and_rescore(paths, datasets_dir=datasets, rescore_models=True)
+    [problem] = checked[0].problems
+    assert "re-scoring" in problem and "1 sentence(s)" in problem and repr(sentence) in problem
+    assert checked[1].problems == plain[1].problems
 
 
 def test_experiment_without_local_data_is_refused_clearly(tmp_path, honest, datasets):

@@ -55,13 +55,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _validate(args) -> int:
-    from ..leaderboard.validate import rescore, validate_files
+    from ..leaderboard.validate import validate_and_rescore
 
-    checked = validate_files(args.files, results_dir=args.results, datasets_dir=args.datasets)
-    if args.rescore:
-        for c in checked:
-            if c.ok:
-                c.problems += rescore(c.result, args.datasets, args.rescore_tolerance, device=args.device)
+    checked = validate_and_rescore(args.files, args.results, args.datasets, rescore_models=args.rescore,
+                                   tolerance=args.rescore_tolerance, device=args.device)
     for c in checked:
         if c.ok:
             name, rev = c.key

@@ -39,7 +39,7 @@ from ..schema import ALL_REFERENCE_MODELS
 from . import known
 
 __all__ = ["MAX_BYTES", "Checked", "ValidationError", "check_file", "check_result", "load_file", "parse_json",
-           "rescore", "validate_files", "validate_or_raise"]
+           "rescore", "validate_and_rescore", "validate_files", "validate_or_raise"]
 
 TOLERANCE = 1e-9
 MAX_PROBLEMS_PER_KIND = 5
@@ -326,18 +326,15 @@ RESCORE_TOLERANCE = 1e-4
 """Default absolute tolerance (nats) when re-scoring: model runs differ slightly across hardware."""
 
 
-def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, trust_remote_code: bool = False, device=None) -> list[str]:
+def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, device=None) -> list[str]:
     """Re-score the submission's ``model.spec`` here and compare with its log-probabilities.
 
     Only run at the maintainer's request: it loads the model named by the spec (the spec is
-    parsed by the scorer registry; nothing from the file is executed).  ``trust_remote_code``
-    is refused with ValueError: no scorer of the registry runs remote code.
+    parsed by the scorer registry; nothing from the file is executed, and no scorer of the
+    registry runs a model's own code).
     """
     from ..scoring.registry import load_scorer
 
-    if trust_remote_code:
-        # no scorer of the registry runs remote code, so there is nothing to allow
-        raise ValueError("the scorer registry has no trust_remote_code option; re-score without --trust-remote-code")
     spec = result["model"]["spec"]
     scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device)
     sentences = list(result["logprobs"])
@@ -350,3 +347,21 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
         f"re-scoring {spec!r} gives different log-probabilities for {len(off)} sentence(s) "
         f"(tolerance {tolerance}), e.g. {s!r}: submitted {result['logprobs'][s]!r}, re-scored {v!r}"
     ]
+
+
+def validate_and_rescore(
+    paths: Sequence[str | os.PathLike],
+    results_dir: str | os.PathLike | None = None,
+    datasets_dir=None,
+    rescore_models: bool = False,
+    tolerance: float = RESCORE_TOLERANCE,
+    device=None,
+) -> list[Checked]:
+    """:func:`validate_files`, then, with ``rescore_models``, :func:`rescore` every file that
+    passed (its problems are added to that file's); what ``contstim leaderboard validate`` runs."""
+    checked = validate_files(paths, results_dir=results_dir, datasets_dir=datasets_dir)
+    if rescore_models:
+        for c in checked:
+            if c.ok:
+                c.problems += rescore(c.result, datasets_dir, tolerance, device=device)
+    return checked
