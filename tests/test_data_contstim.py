@@ -15,6 +15,7 @@ from contstim_bench.data import build_contstim as bc
 from contstim_bench.data import safe_pickle, sources
 from contstim_bench.data.contstim_tables import pool_table, read_lines, sentences_from_trial_columns
 from contstim_bench.data.contstim_trials import align_trials, pair_id, targeting_from_stimuli
+from contstim_bench.data.load import card_warnings
 from contstim_bench.data.writer import read_fingerprint, write_dataset
 from contstim_bench.schema import ALL_REFERENCE_MODELS, MAIN_MODELS, PLL_MODELS, TRIAL_COLUMNS, TRIAL_TYPES
 
@@ -300,6 +301,9 @@ def test_missing_main_is_reported(built):
     missing = [ln for ln in card.splitlines() if ln.lstrip("- ").startswith("MISSING")]
     src = sources.entry(bc.MAIN_RESULTS)
     assert any(src.url in ln and src.blob_sha1 in ln for ln in missing)
+    # what `contstim data build|info` prints as notes
+    assert card_warnings(built) == [ln.strip("- ").strip() for ln in missing]
+    assert all(w.startswith("MISSING") for w in card_warnings(built))
     assert not (built / "trials" / "main.parquet").exists()
     with pytest.raises(FileNotFoundError) as err:
         bc.load_trials("main", datasets_dir=built.parent)

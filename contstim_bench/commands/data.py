@@ -29,7 +29,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _build(args) -> int:
     from ..data.builders import BUILDERS, build
-    from ..data.load import default_datasets_dir
+    from ..data.load import card_warnings, default_datasets_dir
     from ..data.writer import read_fingerprint
 
     out = Path(args.out) if args.out else default_datasets_dir()
@@ -40,20 +40,14 @@ def _build(args) -> int:
         folder = build(name, out, source=args.source, **options)
         fp = read_fingerprint(folder)
         print(f"{name}: {folder} (fingerprint {fp['fingerprint'][:16]})")
-        for warning in _card_warnings(folder):
+        for warning in card_warnings(folder):
             print(f"  note: {warning}")
     return 0
 
 
-def _card_warnings(folder: Path) -> list[str]:
-    """Lines of the card's ``## Notes`` that start with "MISSING" (e.g. an absent split)."""
-    text = (folder / "README.md").read_text(encoding="utf-8")
-    return [ln.strip("- ").strip() for ln in text.splitlines() if ln.lstrip("- ").startswith("MISSING")]
-
-
 def _info(args) -> int:
     from ..data.builders import BUILDERS
-    from ..data.load import default_datasets_dir
+    from ..data.load import card_warnings, default_datasets_dir
     from ..data.writer import read_fingerprint
 
     out = Path(args.out) if args.out else default_datasets_dir()
@@ -70,6 +64,6 @@ def _info(args) -> int:
         for key, rows in meta["rows"].items():
             config, split = key.split("/")
             print(f"  {config:<30} {split:<12} {rows:>9,} rows")
-        for warning in _card_warnings(folder):
+        for warning in card_warnings(folder):
             print(f"  note: {warning}")
     return 0 if found else 1

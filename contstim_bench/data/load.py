@@ -13,7 +13,7 @@ from .builders import build
 from .paths import ENV_DATASETS, default_datasets_dir
 from .writer import FINGERPRINT_FILE, read_fingerprint
 
-__all__ = ["ENV_DATASETS", "dataset_dir", "default_datasets_dir", "fingerprint", "load_config"]
+__all__ = ["ENV_DATASETS", "card_warnings", "dataset_dir", "default_datasets_dir", "fingerprint", "load_config"]
 
 
 def dataset_dir(
@@ -38,6 +38,13 @@ def fingerprint(name: str, datasets_dir: str | os.PathLike | None = None) -> str
     """Content fingerprint of a built dataset (:func:`.writer.dataset_fingerprint`: sha256 over
     the canonical digests of its decoded tables, the same on every machine and library version)."""
     return read_fingerprint(dataset_dir(name, datasets_dir))["fingerprint"]
+
+
+def card_warnings(folder: str | os.PathLike) -> list[str]:
+    """Lines of a built dataset's card (``README.md``) that start with "MISSING" (e.g. an absent
+    split), without their list marker."""
+    text = (Path(folder) / "README.md").read_text(encoding="utf-8")
+    return [ln.strip("- ").strip() for ln in text.splitlines() if ln.lstrip("- ").startswith("MISSING")]
 
 
 def load_config(
