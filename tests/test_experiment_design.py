@@ -18,7 +18,13 @@ from contstim_bench.experiment.design import (
     validate_design,
     write_design,
 )
-from contstim_bench.experiment.export import EXPERIMENT_FILE, export_experiment, load_experiment
+from contstim_bench.experiment.export import (
+    DEFAULT_TITLE,
+    EXPERIMENT_FILE,
+    export_and_load,
+    export_experiment,
+    load_experiment,
+)
 
 
 @pytest.fixture(scope="module")
@@ -116,6 +122,10 @@ def test_cli_export(design, tmp_path, capsys):
     # the same design with fixed order/sides is another experiment
     fixed = export_experiment(design, tmp_path / "fixed", randomize_order=False, randomize_sides=False)
     assert load_experiment(fixed).experiment_id != exp.experiment_id
+    # the command's one library call: export, then read back as the server will
+    again, loaded = export_and_load(design, tmp_path / "fixed", randomize_order=False, randomize_sides=False)
+    assert again == fixed and loaded.experiment_id == load_experiment(fixed).experiment_id
+    assert loaded.title == DEFAULT_TITLE and not loaded.randomize_order
 
 
 def test_export_refuses_unrelated_folder_and_edited_file(design, tmp_path):

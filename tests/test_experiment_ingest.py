@@ -195,5 +195,10 @@ def test_bad_inputs(tmp_path, db):
         ingest(junk, "x")
     with pytest.raises(ValueError, match="experiment name"):
         ingest(db, "two words")
+    seen = []
     with pytest.raises(ValueError, match="no participant of"):
-        ingest_to_dataset(db, tmp_path / "out", "x", min_catch_correct=13)
+        ingest_to_dataset(db, tmp_path / "out", "x", min_catch_correct=13, on_ingested=seen.append)
+    # the caller saw every participant (all excluded) before the write was refused
+    [result] = seen
+    assert len(result.participants) == 11 and len(result.excluded) == 11 and result.dataset_dir is None
+    assert not (tmp_path / "out").exists()

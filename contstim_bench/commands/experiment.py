@@ -48,11 +48,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _export(args) -> int:
-    from ..experiment.export import DEFAULT_TITLE, export_experiment, load_experiment
+    from ..experiment.export import export_and_load
 
-    out = export_experiment(args.design, args.out, randomize_order=not args.fixed_order,
-                            randomize_sides=not args.fixed_sides, title=args.title or DEFAULT_TITLE)
-    exp = load_experiment(out)
+    out, exp = export_and_load(args.design, args.out, randomize_order=not args.fixed_order,
+                               randomize_sides=not args.fixed_sides, title=args.title or None)
     sizes = exp.design.groupby("group").size()
     print(f"exported {len(exp.design)} trials in {len(sizes)} group(s) "
           f"({', '.join(f'group {g}: {n}' for g, n in sizes.items())}) to {out}")
@@ -75,14 +74,18 @@ def _serve(args) -> int:
 
 
 def _ingest(args) -> int:
-    from ..experiment.ingest import ingest, write_ingested
+    from ..experiment.ingest import ingest_to_dataset
 
-    options = {"min_catch_correct": args.min_catch_correct, "keep_incomplete": args.keep_incomplete}
-    result = ingest(args.db, args.experiment, **options)
+    result = ingest_to_dataset(args.db, args.out, args.experiment, name=args.name,
+                               min_catch_correct=args.min_catch_correct, keep_incomplete=args.keep_incomplete,
+                               on_ingested=_print_participants)
+    print(f"wrote {len(result.trials)} trial rows to {result.dataset_dir} (source sha256 {result.db_sha256})")
+    return 0
+
+
+def _print_participants(result) -> None:
+    """Who was kept and who was excluded, printed before the dataset is written."""
     p = result.participants
     print(f"{len(p)} participant(s): {int(p['included'].sum())} included, {len(result.excluded)} excluded", flush=True)
     for row in result.excluded.itertuples(index=False):
         print(f"  excluded {row.participant} (group {row.group}): {row.exclusion_reason}", flush=True)
-    write_ingested(result, args.db, args.out, args.experiment, name=args.name, **options)
-    print(f"wrote {len(result.trials)} trial rows to {result.dataset_dir} (source sha256 {result.db_sha256})")
-    return 0

@@ -119,6 +119,21 @@ def export_experiment(
     return out
 
 
+def export_and_load(
+    design: str | os.PathLike | pd.DataFrame,
+    out_dir: str | os.PathLike,
+    *,
+    randomize_order: bool = True,
+    randomize_sides: bool = True,
+    title: str | None = None,
+) -> tuple[Path, Experiment]:
+    """:func:`export_experiment` (``title`` None: :data:`DEFAULT_TITLE`), then read the folder
+    back with :func:`load_experiment` as the server will; returns both (what ``contstim
+    experiment export`` runs)."""
+    out = export_experiment(design, out_dir, randomize_order=randomize_order, randomize_sides=randomize_sides,
+                            title=DEFAULT_TITLE if title is None else title)
+    return out, load_experiment(out)
+
 def _html_escape(text: str) -> str:
     return (
         text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;").replace("'", "&#39;")

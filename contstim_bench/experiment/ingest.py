@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -312,9 +313,15 @@ def ingest_to_dataset(
     name: str | None = None,
     min_catch_correct: int = MIN_CATCH_CORRECT,
     keep_incomplete: bool = False,
+    on_ingested: Callable[[IngestResult], None] | None = None,
 ) -> IngestResult:
-    """:func:`ingest` then :func:`write_ingested`."""
+    """:func:`ingest` then :func:`write_ingested` (what ``contstim experiment ingest`` runs).
+
+    ``on_ingested`` is called with the result between the two, so a caller can report who was
+    excluded and why even when nobody passed and nothing is written (ValueError)."""
     result = ingest(db_path, experiment, min_catch_correct=min_catch_correct, keep_incomplete=keep_incomplete)
+    if on_ingested is not None:
+        on_ingested(result)
     write_ingested(result, db_path, out_dir, experiment, name=name,
                    min_catch_correct=min_catch_correct, keep_incomplete=keep_incomplete)
     return result
