@@ -31,6 +31,7 @@ from ..analysis.evaluation import (
     unique_sentences,
 )
 from ..provenance import provenance
+from ..results.schema import validate_result
 from ..schema import EXPERIMENT_MODELS, EXPERIMENTS
 from ..scoring.protocols import LogProbScorer, require_logprobs
 from .base import describe_model, short_reason
@@ -175,6 +176,7 @@ def evaluate_scorer(
     }
     result["logprobs"] = logprobs
     result["provenance"] = provenance(fp, device=model["device"], dtype=model["dtype"])
+    validate_result(result)  # the one validator: a result this package writes is always well formed
     return result
 
 
