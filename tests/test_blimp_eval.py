@@ -152,6 +152,14 @@ def _naive_pll(model, tok, sentence: str, word_l2r: bool) -> float:
     return total
 
 
+def test_ready_scorer_takes_no_method():
+    class Chars:  # never scores: the method is refused first
+        spec = "test:chars"
+
+    with pytest.raises(ValueError, match="a ready scorer already has its method"):
+        blimp.run_blimp(Chars(), "pll", paradigms=SUBSET, limit=LIMIT, log=lambda m: None)
+
+
 def test_causal_model_against_naive_loop(tiny_causal, wordpiece, subset):
     spec, model = tiny_causal
     res = blimp.run_blimp(spec, paradigms=SUBSET, limit=LIMIT, progress=False, log=lambda m: None)

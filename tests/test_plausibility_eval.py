@@ -326,6 +326,13 @@ def test_nan_scores_are_rejected(tables):
         runner.run_plausibility(CharScorer(), log=lambda m: None, limit=0)
 
 
+def test_ready_scorer_and_method():
+    """A ready scorer is used as it is; a method it does not read out is refused before any scoring."""
+    with pytest.raises(ValueError, match="does not match the given scorer 'test:chars'"):
+        runner.run_plausibility(CharScorer(), "prompt:likert", log=lambda m: None, limit=2)
+    runner.check_scorer_method(CharScorer(), "logprobs")  # a log-probability scorer reads out logprobs
+
+
 # --------------------------------------------------------------------------- real SmolLM2, a handful of texts
 
 

@@ -4,8 +4,10 @@ provenance fields)."""
 from __future__ import annotations
 
 import importlib
+import os
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 
 def describe_model(scorer) -> dict:
@@ -23,6 +25,39 @@ def device_dtype(scorer) -> dict:
     """``device`` / ``dtype`` of the scorer's network for provenance (None when it has none)."""
     info = scorer.describe()
     return {"device": info.get("device"), "dtype": info.get("dtype")}
+
+
+def resolve_model(model: Any, method: str | None, scorer_spec: Callable[[str, str | None], str],
+                  check_method: Callable[[Any, str], None]) -> Any:
+    """What :func:`load_model` should load: for a model spec (str), the benchmark's
+    ``scorer_spec(model, method)`` (ValueError names a method the model cannot take); a ready
+    scorer as it is, after ``check_method(scorer, method)`` when a method is given (it raises
+    ValueError for a method the scorer does not have).  Loads nothing, so a run checks its
+    arguments before the model loads."""
+    if isinstance(model, str):
+        return scorer_spec(model, method)
+    if method is not None:
+        check_method(model, method)
+    return model
+
+
+def load_model(
+    model: Any,
+    *,
+    datasets_dir: str | os.PathLike | None = None,
+    device=None,
+    batch_size: int | None = None,
+    cache=None,
+    progress: bool = True,
+):
+    """The scorer of ``model``: a model spec (str) is loaded with
+    :func:`contstim_bench.scoring.registry.load_scorer`; a ready scorer is returned as it is."""
+    if not isinstance(model, str):
+        return model
+    from ..scoring.registry import load_scorer
+
+    return load_scorer(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
+                       progress=progress)
 
 
 def short_reason(message: str) -> str:

@@ -26,7 +26,7 @@ import pandas as pd
 
 from .._version import __version__
 from ..provenance import provenance
-from .base import describe_model, device_dtype
+from .base import describe_model, device_dtype, load_model, resolve_model
 from ..scoring.protocols import require_logprobs
 
 FORMAT = "contstim-bench-blimp"
@@ -141,6 +141,10 @@ def scorer_spec(model: str, method: str | None) -> str:
     return format_spec(kind, target, {**options, "method": method})
 
 
+def _refuse_method(scorer, method: str) -> None:
+    raise ValueError("method applies to a model spec; a ready scorer already has its method")
+
+
 def run_blimp(
     model: Any,
     method: str | None = None,
@@ -160,19 +164,11 @@ def run_blimp(
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     started = time.time()
-    if isinstance(model, str):
-        spec = scorer_spec(model, method)
-    elif method is not None:
-        raise ValueError("method applies to a model spec; a ready scorer already has its method")
+    model = resolve_model(model, method, scorer_spec, _refuse_method)
     # select first, so that a bad paradigm or limit fails before the model loads
     pairs = select_pairs(load_config(DATASET, "pairs", split="test", datasets_dir=datasets_dir), paradigms, limit)
-    if isinstance(model, str):
-        from ..scoring.registry import load_scorer
-
-        scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                             progress=progress)
-    else:
-        scorer = model
+    scorer = load_model(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
+                        progress=progress)
     scorer = require_logprobs(scorer, "BLiMP")
     human = load_config(DATASET, "human_validation", split="test", datasets_dir=datasets_dir)
     sentences = list(dict.fromkeys(list(pairs.sentence_good) + list(pairs.sentence_bad)))

@@ -24,7 +24,7 @@ import numpy as np
 
 from .._version import __version__
 from ..provenance import provenance
-from .base import describe_model, device_dtype
+from .base import describe_model, device_dtype, load_model, resolve_model
 from ..scoring.protocols import PromptedJudge, require_logprobs
 from ..plausibility.conditional import DEFINITION, socialn400_values
 from ..plausibility.metrics import (
@@ -76,6 +76,15 @@ def scorer_spec(model: str, method: str | None) -> str:
                          "or give the plain causal model")
     body, sep, query = model.partition("?")
     return f"prompt:{body}?" + (f"{query}&" if sep else "") + f"template={template}"
+
+
+def check_scorer_method(scorer, method: str) -> None:
+    """ValueError unless a ready ``scorer`` reads out ``method`` (a prompted judge with the same
+    template for ``prompt:<template>``, a log-probability scorer for ``logprobs``)."""
+    kind, template = parse_method(method)
+    is_prompt = _is_prompt_scorer(scorer)
+    if (kind == "prompt") != is_prompt or (is_prompt and scorer.template.name != template):
+        raise ValueError(f"method {method!r} does not match the given scorer {scorer.spec!r}")
 
 
 def check_limit(limit) -> None:
@@ -175,20 +184,10 @@ def run_plausibility(
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     started = time.time()
+    model = resolve_model(model, method, scorer_spec, check_scorer_method)
     check_limit(limit)
-    if isinstance(model, str):
-        spec = scorer_spec(model, method)
-        from ..scoring.registry import load_scorer
-
-        scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                             progress=progress)
-    else:
-        scorer = model
-        if method is not None:
-            kind, template = parse_method(method)
-            is_prompt = _is_prompt_scorer(scorer)
-            if (kind == "prompt") != is_prompt or (is_prompt and scorer.template.name != template):
-                raise ValueError(f"method {method!r} does not match the given scorer {scorer.spec!r}")
+    scorer = load_model(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
+                        progress=progress)
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
     else:
