@@ -1,8 +1,10 @@
-"""``contstim blimp --model SPEC``: BLiMP accuracy per paradigm, field, phenomenon and overall."""
+"""``contstim blimp --model SPEC``: BLiMP accuracy per paradigm, field, phenomenon and overall
+(the ``blimp`` benchmark of ``contstim evaluate --benchmark``, with its options as flags)."""
 from __future__ import annotations
 
 import argparse
-import sys
+
+from ._common import add_model_args, run_benchmark
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,32 +17,22 @@ def register(sub: argparse._SubParsersAction) -> None:
             "paradigm (mean of paradigm accuracies, human validation beside) and writes a JSON."
         ),
     )
-    p.add_argument("--model", required=True, help="model spec, e.g. smollm2-135m, hf-causal:PATH, hf-masked:PATH")
+    add_model_args(
+        p,
+        model="model spec, e.g. smollm2-135m, hf-causal:PATH, hf-masked:PATH",
+        limit="first N pairs (by pair id) of each paradigm",
+        output="result JSON file to write",
+        device="torch device (default: cuda when available, else cpu)",
+        batch_size="sentences (causal) or masked copies (masked) per forward pass",
+        quiet="no summary table, no progress bars",
+    )
     p.add_argument("--method", default=None,
                    help="masked-LM read-out set as ?method= of an hf-masked: spec: pll, pll-word-l2r, "
                         "pll-whole-word, approx-ll, approx-ll-sampled (error for causal models)")
     p.add_argument("--paradigms", help="comma-separated paradigm names (default: all 67)")
-    p.add_argument("--limit", type=int, help="first N pairs (by pair id) of each paradigm")
-    p.add_argument("--output", required=True, help="result JSON file to write")
-    p.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
-    p.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
-    p.add_argument("--batch-size", type=int, help="sentences (causal) or masked copies (masked) per forward pass")
-    p.add_argument("--quiet", action="store_true", help="no summary table, no progress bars")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
-    from ..benchmarks.blimp import run_blimp, scorer_spec
-    from ..report.blimp import summary_table
-    from ..results import write_result
-
-    scorer_spec(args.model, args.method)  # reject a bad --method before loading the model
     paradigms = args.paradigms.split(",") if args.paradigms is not None else None
-    result = run_blimp(args.model, args.method, paradigms=paradigms, limit=args.limit, datasets_dir=args.datasets,
-                       device=args.device, batch_size=args.batch_size, progress=not args.quiet,
-                       log=(lambda m: None) if args.quiet else None)
-    path = write_result(result, args.output)
-    if not args.quiet:
-        print(summary_table(result))
-    print(f"wrote {path}", file=sys.stderr)
-    return 0
+    return run_benchmark("blimp", args, method=args.method, paradigms=paradigms)

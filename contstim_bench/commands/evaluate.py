@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 from ..scoring.spec import DEFAULT_MODEL
+from ._common import add_model_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,8 +22,18 @@ def register(sub: argparse._SubParsersAction) -> None:
             "(SmolLM2-135M-Instruct)."
         ),
     )
-    p.add_argument("--model", default=DEFAULT_MODEL,
-                   help=f"model spec, e.g. hf-causal:gpt2, precomputed:roberta (default: {DEFAULT_MODEL})")
+    add_model_args(
+        p,
+        model={"default": DEFAULT_MODEL, "required": False,
+               "help": f"model spec, e.g. hf-causal:gpt2, precomputed:roberta (default: {DEFAULT_MODEL})"},
+        output={"required": False,
+                "help": "result JSON file to write (default: results/<model>.json in the current folder; "
+                        "with --benchmark: a folder, default results/<model>/)"},
+        device="device for model families that run a network (e.g. cpu, cuda)",
+        dtype="weights dtype for model families that run a network (e.g. float32, bfloat16)",
+        batch_size="batch size for model families that batch",
+        quiet="do not print the summary table",
+    )
     p.add_argument(
         "--experiment",
         action="append",
@@ -33,21 +44,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="benchmark to evaluate instead of the contstim experiments (repeatable): "
                         "contstim.main, contstim.pll, blimp, plausibility (see `contstim benchmarks`); "
                         "writes <output folder>/<ID>.json each")
-    p.add_argument("--output", help="result JSON file to write (default: results/<model>.json in the current folder; "
-                   "with --benchmark: a folder, default results/<model>/)")
     p.add_argument("--plots", help="folder for the figures (default: <output stem>_plots next to the result file)")
     p.add_argument("--no-plots", action="store_true", help="write no figures")
     p.add_argument("--scatter-reference", metavar="NAME",
                    help="reference model of the percentile scatter (default: the most accurate one)")
     p.add_argument("--name", help="model name in the result (default: the reference name for "
                    "precomputed:NAME, else the spec)")
-    p.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
-    p.add_argument("--device", help="device for model families that run a network (e.g. cpu, cuda)")
-    p.add_argument("--dtype", help="weights dtype for model families that run a network (e.g. float32, bfloat16)")
-    p.add_argument("--batch-size", type=int, help="batch size for model families that batch")
     p.add_argument("--threads", type=int,
                    help="torch CPU threads (default: torch's choice; 1 is much faster on a busy machine)")
-    p.add_argument("--quiet", action="store_true", help="do not print the summary table")
     p.set_defaults(func=_run)
 
 

@@ -6,6 +6,8 @@ import csv
 import sys
 from pathlib import Path
 
+from ._common import add_model_args
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -17,18 +19,20 @@ def register(sub: argparse._SubParsersAction) -> None:
             "($CONTSTIM_SCORE_CACHE), so a second run does no model work."
         ),
     )
-    p.add_argument("--model", required=True, metavar="SPEC",
-                   help="model spec, e.g. smollm2-135m, hf-causal:gpt2, "
-                        "hf-masked:bert-base-cased?method=pll-word-l2r, kenlm:FILE")
+    add_model_args(
+        p,
+        model={"metavar": "SPEC", "help": "model spec, e.g. smollm2-135m, hf-causal:gpt2, "
+                                          "hf-masked:bert-base-cased?method=pll-word-l2r, kenlm:FILE"},
+        output={"metavar": "FILE", "help": "CSV to write"},
+        datasets="folder of built datasets, for precomputed:NAME (default: $CONTSTIM_DATASETS)",
+        device="cpu, cuda, cuda:1 ... (default: cuda if available)",
+        dtype="float32 (default), bfloat16, float16",
+        batch_size={"metavar": "N"},
+        quiet="no progress bar",
+    )
     p.add_argument("--input", required=True, metavar="FILE",
                    help="UTF-8 text file, one sentence per line")
-    p.add_argument("--output", required=True, metavar="FILE", help="CSV to write")
-    p.add_argument("--batch-size", type=int, default=None, metavar="N")
-    p.add_argument("--device", default=None, help="cpu, cuda, cuda:1 ... (default: cuda if available)")
-    p.add_argument("--dtype", default=None, help="float32 (default), bfloat16, float16")
-    p.add_argument("--datasets", help="folder of built datasets, for precomputed:NAME (default: $CONTSTIM_DATASETS)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the score cache")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=run)
 
 

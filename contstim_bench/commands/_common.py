@@ -1,0 +1,62 @@
+"""What the commands that run a model share: their common flags (:func:`add_model_args`) and the
+run of one registered benchmark (:func:`run_benchmark`).  Not a command: the CLI skips modules
+whose name starts with ``_``."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+DATASETS_HELP = "folder of built datasets (default: $CONTSTIM_DATASETS)"
+
+def add_model_args(
+    parser: argparse.ArgumentParser,
+    *,
+    model: str | dict | None,
+    output: str | dict | None,
+    device: str | dict | None,
+    batch_size: str | dict | None,
+    quiet: str | dict | None,
+    datasets: str | dict | None = DATASETS_HELP,
+    dtype: str | dict | None = None,
+    limit: str | dict | None = None,
+) -> None:
+    """Add the flags shared by the commands that run a model, in this order: ``--model``
+    (required), ``--limit`` (int), ``--output`` (required), ``--datasets``, ``--device``,
+    ``--dtype``, ``--batch-size`` (int), ``--quiet``.
+
+    Each keyword is the command's help text of that flag, or a dict of ``add_argument`` keywords
+    where a command's flag differs (``{"help": ..., "default": ..., "required": False}``, a
+    ``metavar``); None leaves the flag out.
+    """
+    _add(parser, "--model", model, required=True)
+    _add(parser, "--limit", limit, type=int)
+    _add(parser, "--output", output, required=True)
+    _add(parser, "--datasets", datasets)
+    _add(parser, "--device", device)
+    _add(parser, "--dtype", dtype)
+    _add(parser, "--batch-size", batch_size, type=int)
+    _add(parser, "--quiet", quiet, action="store_true")
+
+
+def _add(parser: argparse.ArgumentParser, flag: str, spec: str | dict | None, **base) -> None:
+    if spec is None:
+        return
+    parser.add_argument(flag, **{**base, **({"help": spec} if isinstance(spec, str) else spec)})
+
+
+def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
+    """Evaluate ``args.model`` on the registered benchmark ``identifier`` (what ``contstim
+    evaluate --benchmark ID`` runs) with the flags of :func:`add_model_args` and the benchmark's
+    own ``options``; write the result to ``--output``, print its summary unless ``--quiet``."""
+    from ..benchmarks import get_benchmark
+    from ..report import summary
+    from ..results import write_result
+
+    result = get_benchmark(identifier).evaluate(
+        args.model, datasets_dir=args.datasets, log=(lambda m: None) if args.quiet else None, limit=args.limit,
+        device=args.device, batch_size=args.batch_size, progress=not args.quiet, **options)
+    path = write_result(result, args.output)
+    if not args.quiet:
+        print(summary(result))
+    print(f"wrote {path}", file=sys.stderr)
+    return 0
