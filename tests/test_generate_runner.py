@@ -16,7 +16,6 @@ import pytest
 
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.sources import resolve
-from contstim_bench.generate.__main__ import main as generate_main
 from contstim_bench.generate.inputs import StartSentence
 from contstim_bench.generate.runner import JOBS_DIR, ModelEntry, job_seed, make_jobs, parse_models, shard
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
@@ -53,6 +52,11 @@ def setup(tmp_path_factory):
     return {"tmp": tmp, "args": args, "reference": reference}
 
 
+def generate_main(argv: list[str]) -> int:
+    """``contstim generate ARGV`` in this process (what ``python -m contstim_bench generate`` runs)."""
+    return cli_main(["generate", *argv])
+
+
 def env() -> dict:
     e = dict(os.environ)
     e["PYTHONUNBUFFERED"] = "1"
@@ -82,7 +86,7 @@ def test_reference_run_layout(setup):
 def test_two_process_accelerate_launch_gives_the_same_triplets(setup):
     out = setup["tmp"] / "two_procs"
     cmd = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
-           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "contstim_bench.generate",
+           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "contstim_bench", "generate",
            *setup["args"], "--output", str(out)]
     proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
@@ -94,7 +98,7 @@ def test_two_process_accelerate_launch_gives_the_same_triplets(setup):
 
 def test_killed_run_resumes_to_identical_output(setup):
     out = setup["tmp"] / "killed"
-    cmd = [sys.executable, "-m", "contstim_bench.generate", *setup["args"], "--output", str(out)]
+    cmd = [sys.executable, "-m", "contstim_bench", "generate", *setup["args"], "--output", str(out)]
     proc = subprocess.Popen(cmd, env=env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     jobs = out / JOBS_DIR
     deadline = time.time() + 240

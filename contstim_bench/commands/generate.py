@@ -2,7 +2,8 @@
 (Golan et al. 2023) and the trial lists of an experiment that tests them.
 
 * ``synthetic``: synthetic triplets by word-level search (Eq. 2), one job per model pair x start
-  sentence, resumable and shardable with ``accelerate launch -m contstim_bench.generate``.
+  sentence, resumable and shardable with ``accelerate launch -m contstim_bench generate
+  synthetic ...`` (``python -m contstim_bench`` is the ``contstim`` command as a module).
 * ``select``: the K most controversial triplets per model pair (Eq. 4), one natural sentence per
   decile of each model's distribution, by integer programming.
 * ``natural``: controversial natural-sentence pairs from a pool by integer programming (Eq. 5-6).
@@ -29,7 +30,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                         description="For every model pair and start sentence, synthesise S1 (accepted by m1, "
                                     "rejected by m2) and S2 (the reverse).  Resumable: rerun the same command "
                                     "after an interruption.  Shard with `accelerate launch -m "
-                                    "contstim_bench.generate synthetic ...`.")
+                                    "contstim_bench generate synthetic ...`.")
     s.add_argument("--models", required=True, metavar="SPEC,SPEC[,...]",
                    help="model specs, comma-separated; NAME=SPEC names a model in the output (default: the spec)")
     s.add_argument("--start-sentences", type=int, required=True, metavar="N",

@@ -9,14 +9,14 @@ output folder holds::
     OUTPUT/running/p<k>.json                the job process k is working on (progress display)
     OUTPUT/triplets/                        the triplet dataset (config ``synthetic_triplets``)
 
-Jobs are split into contiguous shards, one per process of ``accelerate launch`` (process index
-and count from :class:`accelerate.PartialState`; a plain ``python -m contstim_bench.generate``
-is one process).  A job's seed is derived from the global seed and the job key (model specs,
-pool line and sentence), never from process order, and a job file is written atomically (a
-temporary file renamed into place), so a run killed at any point and restarted with the same
-arguments, on any number of processes, skips the finished jobs, redoes only the unfinished ones
-and ends with output identical to an uninterrupted run.  After a barrier, process 0 assembles
-the triplet table from the job files in job order.
+Jobs are split into contiguous shards, one per process of ``accelerate launch -m contstim_bench
+generate synthetic ...`` (process index and count from :class:`accelerate.PartialState`; a plain
+``contstim generate synthetic ...`` is one process).  A job's seed is derived from the global seed
+and the job key (model specs, pool line and sentence), never from process order, and a job file
+is written atomically (a temporary file renamed into place), so a run killed at any point and
+restarted with the same arguments, on any number of processes, skips the finished jobs, redoes
+only the unfinished ones and ends with output identical to an uninterrupted run.  After a
+barrier, process 0 assembles the triplet table from the job files in job order.
 """
 from __future__ import annotations
 
