@@ -1,8 +1,15 @@
-"""Hugging Face model folders of the ``hf-causal`` family: where a target's files are, whether
-the checkpoint has a causal LM head, loading it, and the files that identify it in the score cache.
+"""Hugging Face model folders of the ``hf-causal`` and ``hf-masked`` families: where a target's
+files are, whether the checkpoint has the head the family needs, loading it, and the files (or,
+for a model given as an object, the tensors) that identify it in the score cache.
+
+The two families resolve a target differently: ``hf-causal`` (:func:`causal_folder`) downloads a
+Hub id it does not find in the cache (config, tokenizer and weight files only) and treats a
+target with more than one ``/`` as a path; ``hf-masked`` (:func:`masked_folder`) accepts only a
+local folder or a model already in the Hugging Face cache.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -132,3 +139,65 @@ def causal_model_files(folder: Path) -> list[Path]:
         if p.suffix in (".safetensors", ".bin") or p.name in CAUSAL_FINGERPRINT_FILES
     )
 
+
+# --------------------------------------------------------------------------- hf-masked
+
+def masked_folder(target: str) -> Path:
+    """Folder holding the model files: a local folder, or the Hub cache snapshot of an id
+    already downloaded (nothing is downloaded)."""
+    path = Path(target).expanduser()
+    if path.exists():
+        if not path.is_dir():
+            raise FileNotFoundError(f"hf-masked:{target}: not a model folder")
+        return path
+    if target.startswith((".", "/", "~")):
+        raise FileNotFoundError(f"hf-masked:{target}: no such model folder")
+    try:
+        from huggingface_hub import snapshot_download
+
+        return Path(snapshot_download(target, local_files_only=True))
+    except Exception as exc:  # offline and not cached, or not a repo id
+        raise FileNotFoundError(
+            f"hf-masked:{target}: neither a local folder nor a cached Hugging Face model "
+            f"({type(exc).__name__}); download it first or give a path"
+        ) from None
+
+
+def load_masked_lm(folder: Path, dtype):
+    """(model, tokenizer) from a local folder; ValueError when there is no trained MLM head."""
+    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
+
+    config = AutoConfig.from_pretrained(folder)
+    try:
+        model, info = AutoModelForMaskedLM.from_pretrained(folder, dtype=dtype, output_loading_info=True)
+    except ValueError as exc:
+        raise ValueError(
+            f"{folder}: model type {config.model_type!r} has no masked-LM head "
+            f"(AutoModelForMaskedLM cannot load it: {str(exc).splitlines()[0]})"
+        ) from None
+    missing = sorted(info.get("missing_keys", []))
+    if missing:
+        raise ValueError(
+            f"{folder}: checkpoint has no trained masked-LM head (missing weights: "
+            f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})"
+        )
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    return model, tokenizer
+
+
+def masked_model_files(folder: Path) -> list[Path]:
+    """The files that identify an ``hf-masked`` model: every file of its folder (sub-folders
+    included), except those under a ``.cache`` folder."""
+    return sorted(p for p in folder.rglob("*") if p.is_file() and ".cache" not in p.parts)
+
+
+def object_fingerprint(model, tokenizer, extra: dict) -> str:
+    """sha256 over a model's state dict and its tokenizer's serialisation."""
+    h = hashlib.sha256()
+    for name, tensor in sorted(model.state_dict().items()):
+        h.update(name.encode())
+        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
+    backend = getattr(tokenizer, "backend_tokenizer", None)
+    h.update((backend.to_str() if backend is not None else repr(tokenizer)).encode())
+    h.update(json.dumps(extra, sort_keys=True).encode())
+    return h.hexdigest()

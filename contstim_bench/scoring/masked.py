@@ -29,24 +29,28 @@ tokens excluded); ``auto`` (default) turns them on for 8-word sentences with the
 methods and off otherwise; ``words`` = ``whitespace`` (default for ``approx-ll*``) | ``tokenizer``
 (the tokenizer's word_ids, default for ``pll*``, as in minicons); ``orders``, ``seed`` (sampled
 method); ``max_rows`` (refuse exact plans larger than this, default 65536).
+
+The masked copies and their read-outs are built in :mod:`.masked_rows`, the log-probabilities
+read out of the logits in :mod:`.masked_readout`, the model folder found and loaded in
+:mod:`.hf_loading`; the mask plans themselves come from :mod:`.orders`.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Sequence
-from pathlib import Path
 
 import numpy as np
 
+from . import masked_rows
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
 from .devices import describe_device_dtype, resolve_device, resolve_dtype
+from .hf_loading import load_masked_lm, masked_folder, masked_model_files, object_fingerprint
+from .masked_readout import padded_class_masks, readout_logprobs
 from .orders import (
     MAX_EXACT_ROWS,
     Plan,
     exact_mean_plan,
     order_plan,
-    order_weight,
     pll_plan,
     sampled_orders,
     sampled_plan,
@@ -154,7 +158,7 @@ class MaskedLMScorer(Scorer):
             if self._files is not None:
                 self._fingerprint = hash_files(self._files, extra)
             else:
-                self._fingerprint = _object_fingerprint(self.model, self.tokenizer, extra)
+                self._fingerprint = object_fingerprint(self.model, self.tokenizer, extra)
         return self._fingerprint
 
     def describe(self) -> dict:
@@ -226,49 +230,13 @@ class MaskedLMScorer(Scorer):
         variants = [" ".join(words[:position] + [c] + words[position + 1 :]) for c in cands]
         toks = tokenize_many(self.tokenizer, variants, "whitespace")
         norm = self._normalize_for(len(words))
-        # one plan over all candidates: rows deduplicated by their full token content
-        jobs: dict[tuple, list] = {}
-        for ci, tok in enumerate(toks):
-            k = tok.pieces[position]
-            start = sum(tok.pieces[:position])
-            ids = np.asarray(tok.input_ids, dtype=np.int64)
-            content = np.asarray(tok.content, dtype=np.int64)
-            for revealed in range((1 << k) - 1):
-                masked = np.zeros(len(content), dtype=bool)
-                masked[start : start + k] = [not (revealed >> j & 1) for j in range(k)]
-                row_ids = ids.copy()
-                row_ids[content[masked]] = self.mask_id
-                w = order_weight(k, bin(revealed).count("1"))
-                entry = jobs.setdefault(tuple(row_ids.tolist()), [])
-                for j in range(k):
-                    if not revealed >> j & 1:
-                        p = int(content[start + j])
-                        entry.append((p, int(ids[p]), w, ci))
-        rows = list(jobs.items())
+        rows = masked_rows.completion_rows(toks, position, self.mask_id)
         out = np.zeros(len(cands), dtype=np.float64)
-        lengths = [len(r) for r, _ in rows]
-        batches = length_sorted_batches(lengths, self.batch_size)
+        batches = length_sorted_batches([len(r) for r, _ in rows], self.batch_size)
         for batch in self._progress(batches, "word completions"):
-            blen = max(lengths[i] for i in batch)
-            x = np.full((len(batch), blen), self.pad_id, dtype=np.int64)
-            att = np.zeros((len(batch), blen), dtype=np.int64)
-            b_idx, pos, tok_ids, coef, outi = [], [], [], [], []
-            for bi, ri in enumerate(batch):
-                row_ids, targets = rows[ri]
-                x[bi, : len(row_ids)] = row_ids
-                att[bi, : len(row_ids)] = 1
-                for p, t, w, ci in targets:
-                    b_idx.append(bi)
-                    pos.append(p)
-                    tok_ids.append(t)
-                    coef.append(w)
-                    outi.append(ci)
-            tok_arr = np.asarray(tok_ids, dtype=np.int64)
-            lp = self._forward_logprobs(
-                x, att, np.asarray(b_idx), np.asarray(pos), tok_arr,
-                np.full(len(tok_arr), norm, dtype=bool),
-            )
-            np.add.at(out, np.asarray(outi), np.asarray(coef) * lp)
+            x, att, b_idx, pos, tok_arr, coef, outi = masked_rows.completion_batch(rows, batch, self.pad_id)
+            lp = self._forward_logprobs(x, att, b_idx, pos, tok_arr, np.full(len(tok_arr), norm, dtype=bool))
+            np.add.at(out, outi, coef * lp)
         return out
 
     # ----------------------------------------------------------------- planning
@@ -293,7 +261,7 @@ class MaskedLMScorer(Scorer):
         return [
             (x, att)
             for _, _, prep in self._chunks(sents, self._plan_for)
-            for _, _, x, att in self._batches(prep)
+            for _, _, x, att in masked_rows.batches(prep, self.batch_size)
         ]
 
     def _chunks(self, sentences: list[str], make_plan):
@@ -319,7 +287,8 @@ class MaskedLMScorer(Scorer):
                 n_rows += len(plan.rows)
                 i += 1
             norms = [self._normalize_for(n_ws[j]) for j in chunk]
-            yield chunk, plans, self._prepare([toks[j] for j in chunk], plans, norms)
+            prep = masked_rows.prepare([toks[j] for j in chunk], plans, norms, self.pad_id, self.mask_id)
+            yield chunk, plans, prep
 
     def _run_plans(self, sentences: list[str], make_plan) -> list[np.ndarray]:
         """Tokenize, plan, run every masked copy (length-sorted batches) and combine."""
@@ -328,7 +297,7 @@ class MaskedLMScorer(Scorer):
         for chunk, plans, prep in self._chunks(sentences, make_plan):
             x_all, len_all, t, out_offsets, n_out = prep
             out = np.zeros(n_out, dtype=np.float64)
-            for start, end, x, att in self._batches(prep):
+            for start, end, x, att in masked_rows.batches(prep, self.batch_size):
                 a, b = np.searchsorted(t["row"], [start, end])
                 lp = self._forward_logprobs(
                     x, att, t["row"][a:b] - start, t["pos"][a:b], t["tok"][a:b], t["norm"][a:b]
@@ -343,48 +312,6 @@ class MaskedLMScorer(Scorer):
             bar.close()
         return results  # type: ignore[return-value]
 
-    def _prepare(self, toks: list[TokenizedSentence], plans: list[Plan], norms: list[bool]):
-        """All rows of a chunk (sentences sorted by decreasing token length) as one padded id
-        matrix, their lengths, and the read-outs sorted by row."""
-        lmax = max(len(t.input_ids) for t in toks)
-        xs, lens, tg = [], [], {k: [] for k in ("row", "pos", "tok", "coef", "out", "norm")}
-        row_off = out_off = 0
-        out_offsets = []
-        for tok, plan, norm in zip(toks, plans, norms):
-            ids = np.asarray(tok.input_ids, dtype=np.int64)
-            content = np.asarray(tok.content, dtype=np.int64)
-            masks = plan.row_matrix()
-            x = np.full((len(masks), lmax), self.pad_id, dtype=np.int64)
-            x[:, : len(ids)] = ids
-            full = np.zeros((len(masks), lmax), dtype=bool)
-            full[:, content] = masks
-            x[full] = self.mask_id
-            xs.append(x)
-            lens.append(np.full(len(masks), len(ids)))
-            t_tok = np.asarray(plan.token, dtype=np.int64)
-            tg["row"].append(np.asarray(plan.row, dtype=np.int64) + row_off)
-            tg["pos"].append(content[t_tok])
-            tg["tok"].append(ids[content[t_tok]])
-            tg["coef"].append(np.asarray(plan.coef, dtype=np.float64))
-            tg["out"].append(np.asarray(plan.out, dtype=np.int64) + out_off)
-            tg["norm"].append(np.full(len(t_tok), norm, dtype=bool))
-            out_offsets.append(out_off)
-            row_off += len(masks)
-            out_off += plan.n_out
-        t = {k: np.concatenate(v) for k, v in tg.items()}
-        srt = np.argsort(t["row"], kind="stable")
-        t = {k: v[srt] for k, v in t.items()}
-        return np.concatenate(xs), np.concatenate(lens), t, out_offsets, out_off
-
-    def _batches(self, prep):
-        """``(start, end, input_ids, attention_mask)`` per batch of ``batch_size`` rows."""
-        x_all, len_all = prep[0], prep[1]
-        for start in range(0, len(x_all), self.batch_size):
-            end = min(start + self.batch_size, len(x_all))
-            blen = int(len_all[start:end].max())
-            att = (np.arange(blen)[None, :] < len_all[start:end, None]).astype(np.int64)
-            yield start, end, x_all[start:end, :blen], att
-
     # ----------------------------------------------------------------- model
     def _max_tokens(self) -> int | None:
         """Longest input the model's position embeddings allow (None when unknown)."""
@@ -397,23 +324,16 @@ class MaskedLMScorer(Scorer):
         return limit
 
     def _class_mask_tensor(self, vocab: int):
+        """``(class masks, marked)`` of :func:`.masked_readout.padded_class_masks` as tensors on the
+        scorer's device (computed once per vocabulary size)."""
         torch = _torch()
         if self._class_masks is None or self._class_masks.shape[1] != vocab:
             if self._marks is None:
                 self._marks = whitespace_marks(self.tokenizer)
-            masks = self._marks.class_masks()
-            if masks.shape[1] > vocab:
-                raise ValueError(
-                    f"tokenizer has {masks.shape[1]} tokens but the model predicts only {vocab}"
-                )
-            padded = np.zeros((2, vocab), dtype=bool)
-            padded[:, : masks.shape[1]] = masks
-            self._class_masks = torch.as_tensor(padded, device=self.device)
-            self._marked = torch.as_tensor(
-                np.concatenate([self._marks.marked, np.zeros(vocab - masks.shape[1], dtype=bool)]),
-                device=self.device,
-            )
-        return self._class_masks
+            masks, marked = padded_class_masks(self._marks, vocab)
+            self._class_masks = torch.as_tensor(masks, device=self.device)
+            self._marked = torch.as_tensor(marked, device=self.device)
+        return self._class_masks, self._marked
 
     def _forward_logprobs(self, x, att, b_idx, pos, tok, norm) -> np.ndarray:
         """log p(tok | row) at (row b_idx, position pos) for one batch; ``norm`` selects the
@@ -425,28 +345,8 @@ class MaskedLMScorer(Scorer):
             logits = self.model(input_ids=input_ids, attention_mask=attention).logits
             b = torch.as_tensor(b_idx, device=self.device)
             p = torch.as_tensor(pos, device=self.device)
-            sel = logits[b, p]
-            if sel.dtype in (torch.float16, torch.bfloat16):
-                sel = sel.float()
             tk = torch.as_tensor(tok, device=self.device)
-            top = sel.max(dim=1, keepdim=True).values
-            ex = torch.exp(sel - top)
-            total = ex.sum(dim=1)
-            if bool(np.any(norm)):
-                masks = self._class_mask_tensor(sel.shape[1])
-                cls = self._marked[tk].long()
-                class_sum = (ex @ masks.to(ex.dtype).T).gather(1, cls[:, None])[:, 0]
-                nm = torch.as_tensor(norm, device=self.device)
-                denom = torch.where(nm, class_sum, total)
-                under = nm & (class_sum <= 0)
-                lse = top[:, 0] + torch.log(denom)
-                if bool(under.any()):  # class mass underflowed against the global max
-                    idx = torch.nonzero(under)[:, 0]
-                    allowed = masks[cls[idx]]
-                    lse[idx] = sel[idx].masked_fill(~allowed, float("-inf")).logsumexp(dim=1)
-            else:
-                lse = top[:, 0] + torch.log(total)
-            lp = sel.gather(1, tk[:, None])[:, 0] - lse
+            lp = readout_logprobs(logits[b, p], tk, norm, self._class_mask_tensor)
             return lp.double().cpu().numpy()
 
     def _progress(self, iterable, desc: str, total: int | None = None):
@@ -468,65 +368,6 @@ def _parse_normalize(value) -> str:
     if v in ("0", "false", "no", "off"):
         return "0"
     raise ValueError(f"normalize must be auto, 1 or 0, got {value!r}")
-
-
-def _object_fingerprint(model, tokenizer, extra: dict) -> str:
-    """sha256 over a model's state dict and its tokenizer's serialisation."""
-    import json
-
-    h = hashlib.sha256()
-    for name, tensor in sorted(model.state_dict().items()):
-        h.update(name.encode())
-        h.update(tensor.detach().cpu().contiguous().numpy().tobytes())
-    backend = getattr(tokenizer, "backend_tokenizer", None)
-    h.update((backend.to_str() if backend is not None else repr(tokenizer)).encode())
-    h.update(json.dumps(extra, sort_keys=True).encode())
-    return h.hexdigest()
-
-
-def _model_files(folder: Path) -> list[Path]:
-    return sorted(p for p in folder.rglob("*") if p.is_file() and ".cache" not in p.parts)
-
-
-def _resolve_folder(target: str) -> Path:
-    path = Path(target).expanduser()
-    if path.exists():
-        if not path.is_dir():
-            raise FileNotFoundError(f"hf-masked:{target}: not a model folder")
-        return path
-    if target.startswith((".", "/", "~")):
-        raise FileNotFoundError(f"hf-masked:{target}: no such model folder")
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(target, local_files_only=True))
-    except Exception as exc:  # offline and not cached, or not a repo id
-        raise FileNotFoundError(
-            f"hf-masked:{target}: neither a local folder nor a cached Hugging Face model "
-            f"({type(exc).__name__}); download it first or give a path"
-        ) from None
-
-
-def load_masked_lm(folder: Path, dtype):
-    """(model, tokenizer) from a local folder; ValueError when there is no trained MLM head."""
-    from transformers import AutoConfig, AutoModelForMaskedLM, AutoTokenizer
-
-    config = AutoConfig.from_pretrained(folder)
-    try:
-        model, info = AutoModelForMaskedLM.from_pretrained(folder, dtype=dtype, output_loading_info=True)
-    except ValueError as exc:
-        raise ValueError(
-            f"{folder}: model type {config.model_type!r} has no masked-LM head "
-            f"(AutoModelForMaskedLM cannot load it: {str(exc).splitlines()[0]})"
-        ) from None
-    missing = sorted(info.get("missing_keys", []))
-    if missing:
-        raise ValueError(
-            f"{folder}: checkpoint has no trained masked-LM head (missing weights: "
-            f"{', '.join(missing[:4])}{' ...' if len(missing) > 4 else ''})"
-        )
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    return model, tokenizer
 
 
 def from_spec(
@@ -559,7 +400,7 @@ def from_spec(
         except ValueError:
             raise ValueError(f"hf-masked:{target}: {name} must be an integer, got {opts[name]!r}") from None
 
-    folder = _resolve_folder(target)
+    folder = masked_folder(target)
     torch_dtype = resolve_dtype(dtype)
     model, tokenizer = load_masked_lm(folder, torch_dtype)
     spec = f"hf-masked:{target}" + ("?" + "&".join(f"{k}={v}" for k, v in sorted(opts.items())) if opts else "")
@@ -576,7 +417,7 @@ def from_spec(
         device=device,
         dtype=torch_dtype,
         spec=spec,
-        files=_model_files(folder),
+        files=masked_model_files(folder),
         cache=cache,
         progress=progress,
     )
