@@ -10,7 +10,11 @@ import pytest
 
 from contstim_bench.data import build_plausibility as bp
 from contstim_bench.data import builders, sources
+from contstim_bench.data import plausibility_dtfit as dt_reader
+from contstim_bench.data import plausibility_eventsadapt as ea_reader
 from contstim_bench.data import plausibility_human as ph
+from contstim_bench.data import plausibility_raw as raw
+from contstim_bench.data import plausibility_socialn400 as sn_reader
 from contstim_bench.data.writer import read_fingerprint
 
 CONFIGS = ("eventsadapt", "eventsadapt_ratings", "dtfit", "socialn400", "socialn400_judgments")
@@ -72,14 +76,14 @@ def test_eventsadapt_ratings_are_pseudonymised_and_give_the_means(tables):
 
 def test_rater_ids_do_not_depend_on_the_worker_id_hashes(tmp_path, monkeypatch, tables):
     """The upstream original (real MTurk ids) and the pseudonymised copy build the same table."""
-    raw = pd.read_csv(sources.resolve(bp.EA_HUMAN), keep_default_na=False, dtype=str)
-    other = {w: f"A{i * 7919 % 100003:06d}XYZ" for i, w in enumerate(dict.fromkeys(raw.WorkerId), start=1)}
-    raw["WorkerId"] = raw.WorkerId.map(other)
+    raw_csv = pd.read_csv(sources.resolve(raw.EA_HUMAN), keep_default_na=False, dtype=str)
+    other = {w: f"A{i * 7919 % 100003:06d}XYZ" for i, w in enumerate(dict.fromkeys(raw_csv.WorkerId), start=1)}
+    raw_csv["WorkerId"] = raw_csv.WorkerId.map(other)
     alt = tmp_path / "human.csv"
-    raw.to_csv(alt, index=False)
-    real = bp._resolve
-    monkeypatch.setattr(bp, "_resolve", lambda rel, source: alt if rel == bp.EA_HUMAN else real(rel, source))
-    _, ratings = bp.eventsadapt_tables()
+    raw_csv.to_csv(alt, index=False)
+    real = ea_reader.resolve
+    monkeypatch.setattr(ea_reader, "resolve", lambda rel, source: alt if rel == raw.EA_HUMAN else real(rel, source))
+    _, ratings = ea_reader.eventsadapt_tables()
     pd.testing.assert_frame_equal(ratings, tables["eventsadapt_ratings"], check_dtype=False)
 
 
@@ -189,27 +193,27 @@ def test_bad_inputs_are_named(tables):
 def test_raw_reader_helpers(tmp_path):
     cr = tmp_path / "cr.csv"
     cr.write_bytes(b"a,b\rx,NA\ry,2\r")
-    df = bp.read_csv(cr)
+    df = raw.read_csv(cr)
     assert df.a.tolist() == ["x", "y"] and df.b.tolist() == ["NA", "2"]  # "NA" is text until declared
-    assert bp._r_missing(df, ["b"], "cr.csv").b.isna().tolist() == [True, False]
+    assert raw.r_missing(df, ["b"], "cr.csv").b.isna().tolist() == [True, False]
     with pytest.raises(ValueError, match=r"cr.csv: row 2: b 'oops'"):
-        bp._r_missing(df.assign(b=["oops", "2"]), ["b"], "cr.csv")
+        raw.r_missing(df.assign(b=["oops", "2"]), ["b"], "cr.csv")
     gap = pd.DataFrame({"ItemNum": [1.0, None, 3.0, None]})
     with pytest.raises(ValueError, match="f.csv: row 3 has no ItemNum"):
-        bp._drop_blank_rows(gap, "ItemNum", "f.csv")
-    assert len(bp._drop_blank_rows(gap.iloc[[0, 2, 3]].reset_index(drop=True), "ItemNum", "f.csv")) == 2
-    assert bp._split_target("Tina saw the car key, sadly.", 5, "x") == ("Tina saw the car", "key", ", sadly.")
+        raw.drop_blank_rows(gap, "ItemNum", "f.csv")
+    assert len(raw.drop_blank_rows(gap.iloc[[0, 2, 3]].reset_index(drop=True), "ItemNum", "f.csv")) == 2
+    assert sn_reader._split_target("Tina saw the car key, sadly.", 5, "x") == ("Tina saw the car", "key", ", sadly.")
     with pytest.raises(ValueError, match="position 9 outside 1..3"):
-        bp._split_target("A b c.", 9, "x")
+        sn_reader._split_target("A b c.", 9, "x")
 
 
 def test_corpus_cross_checks_catch_disagreement(tables):
     dt = tables["dtfit"]
-    corpus = bp.read_csv(sources.resolve(bp.DT_CORPUS))
-    bp._check_dtfit_corpus(dt, corpus)  # the real data agree
+    corpus = raw.read_csv(sources.resolve(raw.DT_CORPUS))
+    dt_reader._check_dtfit_corpus(dt, corpus)  # the real data agree
     corpus.loc[3, "bad_human_score"] += 0.5
     with pytest.raises(ValueError, match=r"corpus.csv: row 5: pair 'The ant stacked the supply.'"):
-        bp._check_dtfit_corpus(dt, corpus)
+        dt_reader._check_dtfit_corpus(dt, corpus)
 
 
 def test_build_is_deterministic(built, tmp_path):
