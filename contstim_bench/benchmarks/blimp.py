@@ -26,6 +26,7 @@ import pandas as pd
 
 from .._version import __version__
 from ..provenance import provenance
+from ..results.schema import validate_result
 from .base import describe_model, device_dtype, load_model, resolve_model
 from ..scoring.protocols import require_logprobs
 
@@ -179,7 +180,7 @@ def run_blimp(
     bad = pairs.sentence_bad.map(values).to_numpy()
     hits = pair_hits(pairs, good, bad)
     fp = fingerprint(DATASET, datasets_dir)
-    return {
+    result = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "model": describe_model(scorer),
@@ -193,6 +194,8 @@ def run_blimp(
         "provenance": {**provenance(fp, **device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
                        "model_sentences_scored": int(scorer.n_model_sentences)},
     }
+    validate_result(result)  # the one validator of every result the package writes
+    return result
 
 
 def load(datasets_dir=None) -> pd.DataFrame:

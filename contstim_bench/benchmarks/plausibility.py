@@ -24,6 +24,7 @@ import numpy as np
 
 from .._version import __version__
 from ..provenance import provenance
+from ..results.schema import validate_result
 from .base import describe_model, device_dtype, load_model, resolve_model
 from ..scoring.protocols import PromptedJudge, require_logprobs
 from ..plausibility.conditional import DEFINITION, socialn400_values
@@ -220,6 +221,7 @@ def run_plausibility(
     result["benchmark"]["dataset_fingerprint"] = fp
     result["provenance"] = {**provenance(fp, **device_dtype(scorer)), "elapsed_s": round(time.time() - started, 3),
                             "model_sentences_scored": _n_model_inputs(scorer)}
+    validate_result(result)  # the one validator of every result the package writes
     return result
 
 
