@@ -170,3 +170,17 @@ def test_prompt_scorer_is_a_judge_not_a_logprob_scorer(lm):
     assert isinstance(lm, LogProbScorer) and not isinstance(lm, PromptedJudge)
     with pytest.raises(ValueError, match=r"plausibility judgments, not sentence log-probabilities; BLiMP needs"):
         require_logprobs(judge, "BLiMP")
+
+
+def test_score_command_writes_judgments_of_a_prompt_spec(lm, tmp_path):
+    """``contstim score`` with a ``prompt:`` spec writes the judge's values under ``judgment``."""
+    from contstim_bench.cli import main as cli_main
+
+    (tmp_path / "in.txt").write_text(f"{GOOD}\n{BAD}\n", encoding="utf-8")
+    spec = f"prompt:hf-causal:{lm.folder}?template=sentence-judgment&start={lm.start_token}"
+    assert cli_main(["score", "--model", spec, "--input", str(tmp_path / "in.txt"),
+                     "--output", str(tmp_path / "out.csv"), "--no-cache", "--quiet"]) == 0
+    lines = (tmp_path / "out.csv").read_text(encoding="utf-8").splitlines()
+    assert lines[0] == "sentence,judgment"
+    want = PromptScorer(lm, "sentence-judgment", cache=False).judge([GOOD, BAD])
+    assert [float(x.rsplit(",", 1)[1]) for x in lines[1:]] == pytest.approx(want.tolist(), abs=1e-9)

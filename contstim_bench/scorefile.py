@@ -1,0 +1,66 @@
+"""Score a text file of sentences into a CSV: what ``contstim score`` runs (:func:`score_file`).
+
+A log-probability scorer writes ``sentence,logprob`` (natural logs); a prompted judge
+(``prompt:...``) writes ``sentence,judgment`` (its template's own scale, not a log-probability).
+"""
+from __future__ import annotations
+
+import csv
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .scoring.protocols import PromptedJudge, require_logprobs
+from .scoring.registry import ScoringContext, load_scorer
+
+
+def read_sentences(path: str | Path) -> list[str]:
+    """Lines of a UTF-8 file (line endings stripped).
+
+    FileNotFoundError names a missing file; ValueError names an empty file, a blank line (by its
+    1-based number) or bytes that are not UTF-8.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"input file not found: {path}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text ({exc})") from None
+    lines = text.splitlines()
+    if not lines:
+        raise ValueError(f"{path} is empty: expected one sentence per line")
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            raise ValueError(f"{path} line {number} is blank: every line must hold a sentence")
+    return [line.strip() for line in lines]
+
+
+def write_scores(path: str | Path, sentences: list[str], logprobs, column: str = "logprob") -> None:
+    """CSV with header ``sentence,<column>`` (float64 written with repr precision)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8", newline="") as fh:
+        writer = csv.writer(fh)
+        writer.writerow(["sentence", column])
+        for sentence, value in zip(sentences, logprobs):
+            writer.writerow([sentence, repr(float(value))])
+    tmp.replace(path)
+
+
+def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None, device=None,
+               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True) -> str:
+    """Score every line of ``input`` with the model ``spec`` and write the CSV ``output``;
+    returns a one-line summary (sentences, distinct ones, how many the model ran on)."""
+    sentences = read_sentences(input)
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+    scorer = load_scorer(spec, context, device=device, dtype=dtype)
+    if isinstance(scorer, PromptedJudge):
+        values, column = scorer.judge(sentences), "judgment"
+    else:
+        values, column = require_logprobs(scorer, "contstim score").score(sentences), "logprob"
+    write_scores(output, sentences, np.asarray(values, dtype=np.float64), column)
+    return (f"scored {len(sentences)} sentences ({len(set(sentences))} unique, {scorer.n_model_sentences} sent to "
+            f"the model) with {scorer.spec} -> {output}")
