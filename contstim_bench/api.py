@@ -144,7 +144,10 @@ def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device
     scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
     out: dict[str, dict] = {}
     for bench in chosen:
-        options = ({"name": name} if name is not None else {}) if bench.dataset == "contstim" else {"progress": progress}
+        if bench.dataset == "contstim":
+            options = {} if name is None else {"name": name}
+        else:
+            options = {"progress": progress}
         out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
         if output is not None:
             path = write_result(result, Path(output) / f"{bench.identifier}.json")

@@ -130,16 +130,16 @@ def scorer_spec(model: str, method: str | None) -> str:
     if method is None:
         return model
     from ..scoring.masked import METHODS
-    from ..scoring.registry import format_spec, parse_spec
+    from ..scoring.spec import ModelSpec
 
-    kind, target, options = parse_spec(model)
-    if kind != "hf-masked":
-        raise ValueError(f"--method {method!r} applies to masked LMs (hf-masked:...), not to {kind} model {model!r}")
+    spec = ModelSpec.parse(model)
+    if spec.family != "hf-masked":
+        raise ValueError(f"--method {method!r} applies to masked LMs (hf-masked:...), not to {spec.family} model {model!r}")
     if method not in METHODS:
         raise ValueError(f"unknown masked-LM method {method!r}; expected one of {', '.join(METHODS)}")
-    if "method" in options and options["method"] != method:
-        raise ValueError(f"model spec {model!r} sets method={options['method']} but --method is {method!r}")
-    return format_spec(kind, target, {**options, "method": method})
+    if spec.options.get("method", method) != method:
+        raise ValueError(f"model spec {model!r} sets method={spec.options['method']} but --method is {method!r}")
+    return spec.with_options(method=method).canonical
 
 
 def _refuse_method(scorer, method: str) -> None:

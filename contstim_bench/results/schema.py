@@ -48,7 +48,6 @@ from ..schema import EXPERIMENTS
 FORMAT = "contstim-bench-result"
 FORMAT_VERSION = 1
 SUPPORTED_FORMAT_VERSIONS = (1,)
-DATASET = "contstim"
 FORMATS: dict[str, dict] = {
     FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
              "sections": ("experiments", "logprobs")},

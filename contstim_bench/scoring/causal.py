@@ -161,7 +161,6 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         least that many rows and the first copy returned, so that every forward pass uses the
         same kernels and scores do not depend on how sentences were batched.
         """
-        torch = self._torch
         n = ids.shape[0]
         reps = -(-_MIN_ROWS // ids.numel()) if ids.numel() < _MIN_ROWS else 1
         if reps > 1:
