@@ -239,14 +239,112 @@ def test_accuracy_matches_direct_count(small):
     assert entry["accuracy"] == pytest.approx(by_p.mean())
 
 
-def test_p_values_are_bh_within_the_panel(small):
-    _, _, res = small
+def test_p_values_are_bh_within_the_papers_families(small):
+    """Methods: model-vs-lower-ceiling tests form one family (every model of the panel), model-vs-model
+    tests another (every pair compared like for like); each adjusted on its own, per measure."""
+    trials, models, res = small
     e = res["all"]
+    alone = {m: evaluate_logprobs(trials, models[m], m, conditions=["all"])["all"] for m in ("m1", "m2", "m3")}
+    assert e["bh_families"] == {
+        "p_vs_lower_ceiling": {"family": "model_vs_lower_ceiling", "size": 3},
+        "comparisons": {"family": "model_vs_model", "size": 3},
+        "head_to_head": {"family": "head_to_head", "size": e["bh_families"]["head_to_head"]["size"]},
+    }
     for measure in ("accuracy", "srcs"):
-        raw = [e["p_vs_lower_ceiling_uncorrected"][measure]] + [c[f"{measure}_p"] for c in e["comparisons"].values()]
+        raw = [alone[m]["p_vs_lower_ceiling_uncorrected"][measure] for m in ("m1", "m2", "m3")]
+        assert e["p_vs_lower_ceiling_uncorrected"][measure] == raw[0]
+        assert e["p_vs_lower_ceiling"][measure] == pytest.approx(false_discovery_control(raw, method="bh")[0])
+
+        def by_unit(m):
+            return pd.Series(alone[m][f"{measure}_by_unit"]).sort_index().to_numpy()
+
+        pairs = [("m1", "m2"), ("m1", "m3"), ("m2", "m3")]
+        raw = [wilcoxon_p(by_unit(a), by_unit(b)) for a, b in pairs]
         adj = false_discovery_control(raw, method="bh")
-        assert e["p_vs_lower_ceiling"][measure] == pytest.approx(adj[0])
-        assert [c[f"{measure}_p_bh"] for c in e["comparisons"].values()] == pytest.approx(list(adj[1:]))
+        for (_, other), p, q in zip(pairs[:2], raw, adj):
+            c = e["comparisons"][other]
+            assert c["basis"] == "same_trials" and c[f"{measure}_p"] == pytest.approx(p)
+            assert c[f"{measure}_p_bh"] == pytest.approx(q)
+            assert c[f"{measure}_delta"] == pytest.approx((by_unit("m1") - by_unit(other)).mean())
+
+
+def _disagreement_shares(trials, lp_a, lp_b, mask):
+    """Per participant: share of the rows of ``mask`` where a and b disagree on which the participant
+    chose a's sentence, counted directly on the raw (unoriented) trials."""
+    t = trials[mask]
+    ra = np.array([lp_a[y] - lp_a[x] for x, y in zip(t["sentence1"], t["sentence2"])])
+    rb = np.array([lp_b[y] - lp_b[x] for x, y in zip(t["sentence1"], t["sentence2"])])
+    dis = np.sign(ra) * np.sign(rb) < 0
+    chose_a = (t["rating"].to_numpy() >= 4) == (ra > 0)
+    return pd.Series(chose_a[dis].astype(float), index=t["participant"].to_numpy()[dis]).groupby(level=0).mean(), int(dis.sum())
+
+
+def test_head_to_head_counts_by_hand(small):
+    trials, models, res = small
+    # all trials: m1 vs m3 on every trial where they disagree
+    h = res["all"]["head_to_head"]["m3"]
+    shares, n = _disagreement_shares(trials, models["m1"], models["m3"], np.ones(len(trials), dtype=bool))
+    assert h["selection"] == "all" and h["n_trials"] == n > 0
+    assert h["share_by_unit"] == pytest.approx({str(k): v for k, v in shares.items()})
+    assert h["share"] == pytest.approx(shares.mean())
+    assert h["p"] == pytest.approx(wilcoxon_p(shares.to_numpy(), np.full(len(shares), 0.5)))
+    assert h["better"] == ("m1" if shares.mean() > 0.5 else "m3" if shares.mean() < 0.5 else "tie")
+    # a targeted condition: m1 vs m2 on the trials synthesised to contrast them (Fig. S4)
+    syn = res["synthetic_vs_synthetic"]["head_to_head"]
+    mask = (trials["trial_type"] == "synthetic_vs_synthetic").to_numpy()
+    shares, n = _disagreement_shares(trials, models["m1"], models["m2"], mask)
+    assert syn["m2"]["selection"] == "targeted_both" and syn["m2"]["n_trials"] == n
+    assert syn["m2"]["share"] == pytest.approx(shares.mean())
+    # m3 is never targeted: it meets m1 on every synthetic trial (the same trials for both models)
+    assert syn["m3"]["selection"] == "all"
+    # symmetric: m2's view of m1 is the complement
+    other = evaluate_logprobs(trials, models["m2"], "m2", {"m1": models["m1"], "m3": models["m3"]})
+    back = other["synthetic_vs_synthetic"]["head_to_head"]["m1"]
+    assert back["share"] == pytest.approx(1 - syn["m2"]["share"]) and back["p"] == pytest.approx(syn["m2"]["p"])
+    assert back["p_bh"] == pytest.approx(syn["m2"]["p_bh"])
+
+
+def test_unlike_selections_are_not_compared(small):
+    """A model evaluated on all trials is never compared on per-unit scores with a model evaluated on
+    its own targeted trials; the head-to-head compares them on the same trials instead."""
+    trials, models, _ = small
+    res = evaluate_logprobs(trials, models["m3"], "m3", {"m1": models["m1"], "m2": models["m2"]})
+    nat = res["natural_vs_synthetic"]  # m1 and m2 are each accept-targeted by half of these trials
+    assert nat["selection"] == "all"
+    assert nat["comparisons"] == {}
+    assert set(nat["head_to_head"]) == {"m1", "m2"}
+    # the references are still compared with each other in the family (own selections, as in the paper)
+    assert nat["bh_families"]["comparisons"] == {"family": "model_vs_model", "size": 1}
+    m1 = evaluate_logprobs(trials, models["m1"], "m1", {"m2": models["m2"], "m3": models["m3"]})
+    assert m1["natural_vs_synthetic"]["comparisons"]["m2"]["basis"] == "own_selection"
+    assert set(m1["natural_vs_synthetic"]["comparisons"]) == {"m2"}
+
+
+def test_identical_models_are_not_separable(small):
+    trials, models, _ = small
+    res = evaluate_logprobs(trials, models["m1"], "copy", {"m1": models["m1"]})
+    h = res["all"]["head_to_head"]["m1"]
+    assert h["n_trials"] == h["n_pairs"] == 0
+    assert h["share"] is None and h["p"] is None and h["p_bh"] is None and h["better"] is None
+    assert res["all"]["bh_families"]["head_to_head"]["size"] == 0
+
+
+@pytest.mark.parametrize("ties, expected", [("half", 0.5), ("miss", 0.0), ("hit", 1.0)])
+def test_tie_conventions(ties, expected):
+    trials, models = make_trials(seed=5)
+    tied = dict(models["m1"])
+    s1, s2 = trials.iloc[0]["sentence1"], trials.iloc[0]["sentence2"]
+    tied[s2] = tied[s1]  # one pair with equal log-probabilities
+    res = evaluate_logprobs(trials, tied, "m", ties=ties, conditions=["all"])["all"]
+    pid = trials.iloc[0]["pair_id"]
+    rows = trials[trials["pair_id"] == pid]
+    base = evaluate_logprobs(trials, tied, "m", ties="miss", conditions=["all"])["all"]
+    per_participant_trials = trials.groupby("participant").size()
+    for participant in rows["participant"]:
+        gain = expected / per_participant_trials[participant]
+        assert res["accuracy_by_unit"][participant] == pytest.approx(base["accuracy_by_unit"][participant] + gain)
+    with pytest.raises(ValueError, match="unknown tie convention 'coin'.*half, miss, hit"):
+        evaluate_logprobs(trials, tied, "m", ties="coin")
 
 
 def test_inference_helpers():

@@ -18,7 +18,7 @@ PLL_MODELS = {"bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "ele
 ENTRY_KEYS = {
     "selection", "unit", "n_units", "n_trials", "n_pairs", "accuracy", "accuracy_by_unit",
     "accuracy_noise_ceiling", "srcs", "srcs_by_unit", "srcs_noise_ceiling", "p_vs_lower_ceiling",
-    "p_vs_lower_ceiling_uncorrected", "comparisons",
+    "p_vs_lower_ceiling_uncorrected", "comparisons", "head_to_head", "bh_families",
 }
 
 
@@ -34,7 +34,7 @@ def run(tmp_path_factory):
 
 def test_result_file_layout(run):
     datasets, result = run
-    assert result["format"] == "contstim-bench-result" and result["format_version"] == 1
+    assert result["format"] == "contstim-bench-result" and result["format_version"] == 2
     assert result["model"]["spec"] == "precomputed:roberta" and result["model"]["name"] == "roberta"
     assert result["model"]["method"] == "precomputed"
     assert list(result["experiments"]) == ["pll"]

@@ -10,6 +10,7 @@ import json
 import subprocess
 
 import numpy as np
+import pandas as pd
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -192,40 +193,71 @@ def test_logprobs_are_the_models(env, first_run):
 
 
 def test_comparison_table_independently(env, first_run):
-    """Accuracy per participant, deltas and BH-adjusted Wilcoxon p-values recomputed by hand."""
+    """Accuracy per participant, deltas, head-to-head shares and the BH-adjusted Wilcoxon p-values
+    of the paper's two families recomputed by hand."""
+    from itertools import combinations
+
     from scipy.stats import false_discovery_control, wilcoxon
 
     result = first_run["result"]
     trials, refs = load_experiment("pll", env["datasets"])
     name = result["model"]["name"]
+    models = {name: result["logprobs"], **refs}
+
+    def ratios(lp, t):
+        return np.array([lp[b] - lp[a] for a, b in zip(t["sentence1"], t["sentence2"])])
 
     def per_participant(lp, mask):
         t = trials[mask]
-        ratio = np.array([lp[b] - lp[a] for a, b in zip(t["sentence1"], t["sentence2"])])
+        ratio = ratios(lp, t)
         correct = (ratio > 0) == (t["rating"].to_numpy() >= 4)
         correct = np.where(ratio == 0, 0.5, correct)
         return t.assign(c=correct).groupby("participant")["c"].mean().sort_index()
 
     entry = result["experiments"]["pll"]["all"]
     everything = np.ones(len(trials), dtype=bool)
-    mine = per_participant(result["logprobs"], everything)
+    acc = {m: per_participant(lp, everything) for m, lp in models.items()}
+    mine = acc[name]
     assert entry["accuracy"] == pytest.approx(mine.mean(), abs=1e-12)
     assert entry["accuracy_by_unit"] == pytest.approx({str(k): v for k, v in mine.items()}, abs=1e-12)
+    # family 1: every model of the panel vs the lower ceiling (all on the same trials here)
     ceiling = entry["accuracy_noise_ceiling"]["lower_by_unit"]
-    raw = [wilcoxon(mine.to_numpy(), [ceiling[str(u)] for u in mine.index], zero_method="zsplit").pvalue]
+    lower = [ceiling[str(u)] for u in mine.index]
+    raw = [wilcoxon(acc[m].to_numpy(), lower, zero_method="zsplit").pvalue for m in models]
+    assert entry["p_vs_lower_ceiling"]["accuracy"] == pytest.approx(false_discovery_control(raw, method="bh")[0], rel=1e-9)
+    # family 2: every pair of models (all 21 compared on the same trials)
+    pairs = list(combinations(models, 2))
+    raw = [1.0 if np.array_equal(acc[a], acc[b]) else
+           wilcoxon(acc[a].to_numpy(), acc[b].to_numpy(), zero_method="zsplit").pvalue for a, b in pairs]
+    adjusted = dict(zip(pairs, false_discovery_control(raw, method="bh")))
+    assert entry["bh_families"]["comparisons"]["size"] == len(pairs) == 21
     for ref, comp in entry["comparisons"].items():
-        theirs = per_participant(refs[ref], everything)
-        assert comp["selection"] == "all" and comp["accuracy"] == pytest.approx(theirs.mean(), abs=1e-12)
+        theirs = acc[ref]
+        assert comp["basis"] == "same_trials" and comp["selection"] == "all"
+        assert comp["accuracy"] == pytest.approx(theirs.mean(), abs=1e-12)
         assert comp["accuracy_delta"] == pytest.approx((mine - theirs).mean(), abs=1e-12)
-        raw.append(wilcoxon(mine.to_numpy(), theirs.to_numpy(), zero_method="zsplit").pvalue)
-    adjusted = false_discovery_control(raw, method="bh")
-    assert entry["p_vs_lower_ceiling"]["accuracy"] == pytest.approx(adjusted[0], rel=1e-9)
-    for (ref, comp), p in zip(entry["comparisons"].items(), adjusted[1:]):
-        assert comp["accuracy_p_bh"] == pytest.approx(p, rel=1e-9)
-        assert comp["accuracy_significant"] == (p < 0.05)
+        assert comp["accuracy_p_bh"] == pytest.approx(adjusted[(name, ref)], rel=1e-9)
+        assert comp["accuracy_significant"] == (adjusted[(name, ref)] < 0.05)
         assert comp["accuracy_better"] == (name if comp["accuracy_delta"] > 0 else ref if comp["accuracy_delta"] < 0 else "tie")
-    # a reference on its targeted synthetic pairs: the pinned value of the paper's follow-up experiment
-    roberta = result["experiments"]["pll"]["synthetic_vs_synthetic"]["comparisons"]["roberta"]
+    # head-to-head on the synthetic pairs: the new model meets each reference on every synthetic trial
+    syn = (trials["trial_type"] == "synthetic_vs_synthetic").to_numpy()
+    t = trials[syn]
+    for ref, h in result["experiments"]["pll"]["synthetic_vs_synthetic"]["head_to_head"].items():
+        ra, rb = ratios(models[name], t), ratios(refs[ref], t)
+        dis = np.sign(ra) * np.sign(rb) < 0
+        assert h["selection"] == "all" and h["n_pairs_selected"] == 120
+        assert h["n_trials"] == int(dis.sum()) and h["n_pairs"] == t["pair_id"][dis].nunique()
+        if dis.any():
+            chose = ((t["rating"].to_numpy() >= 4) == (ra > 0))[dis]
+            shares = pd.Series(chose.astype(float), index=t["participant"].to_numpy()[dis]).groupby(level=0).mean()
+            assert h["share"] == pytest.approx(shares.mean(), abs=1e-12)
+        else:
+            assert h["share"] is None and h["better"] is None
+    # the new model is targeted by no synthetic trial: it is not compared on per-unit scores with the
+    # references there (they are evaluated on other trials); each reference keeps its own selection in
+    # the panel: the pinned value of the paper's follow-up experiment
+    assert result["experiments"]["pll"]["synthetic_vs_synthetic"]["comparisons"] == {}
+    roberta = result["panels"]["pll"]["synthetic_vs_synthetic"]["models"]["roberta"]
     assert roberta["selection"] == "targeted" and roberta["accuracy"] == pytest.approx(0.8041666666666667, abs=1e-12)
 
 

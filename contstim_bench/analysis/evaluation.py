@@ -6,10 +6,12 @@ Entry points:
   scoring a list of sentences) plus, optionally, those of reference models;
 - :func:`evaluate_log_ratios` -- the same from per-trial log-ratios
   ``log p(sentence2|m) - log p(sentence1|m)`` (what the ``evaluate`` metric receives);
-- :func:`reference_panel` -- one panel of the paper (several models, chosen model-vs-model
-  contrasts, each model vs its lower noise ceiling), e.g. Figure S8b.
+- :func:`evaluate_with_panels` -- both the model's entries and the panels (every model of each
+  condition), computed once;
+- :func:`reference_panel` -- one figure panel with chosen model-vs-model contrasts in the same
+  family as the ceiling tests, as Figure S8 does ("the 9 comparisons").
 
-For every condition of :mod:`contstim_bench.analysis.selection` that has trials, the result
+For every condition of :mod:`contstim_bench.analysis.selection` that has trials, the entry
 holds (per-unit values are keyed by the unit's id as a string; units are participant groups in
 the main experiment and participants in pll, see
 :func:`contstim_bench.analysis.trials.default_unit`):
@@ -20,104 +22,54 @@ the main experiment and participants in pll, see
 units of the per-unit signed-rank cosine similarity; per participant, averaged within a group
 for group units), ``srcs_by_unit``, ``srcs_noise_ceiling`` (same layout);
 ``p_vs_lower_ceiling: {accuracy, srcs}`` (two-sided Wilcoxon across units, Benjamini-Hochberg
-adjusted within the panel) and ``p_vs_lower_ceiling_uncorrected``; ``comparisons`` with every
-reference model (each evaluated on its own selection, as in the paper's figures):
-``selection``, ``n_units``, the reference's ``accuracy``/``srcs``, ``accuracy_delta`` /
-``srcs_delta`` (model minus reference, mean over shared units), Wilcoxon ``*_p``, adjusted
-``*_p_bh``, ``*_better`` (the name with the higher mean, or ``"tie"``) and ``*_significant``
-(adjusted p < .05).
+adjusted in the ``model_vs_lower_ceiling`` family) and ``p_vs_lower_ceiling_uncorrected``;
 
-A **panel** (one BH family) is one condition and one measure: the model vs its lower ceiling
-plus the model vs each reference model.
+``head_to_head`` with every other model of the panel (:mod:`.head_to_head`, Fig. S4): on the
+same trials, those where the two models prefer different sentences, ``selection``
+(``targeted_both`` or ``all``), ``n_pairs_selected`` (distinct pairs of that selection),
+``n_trials`` and ``n_pairs`` (those on which the two models disagree), ``share`` (mean over units of the
+share of those trials on which the participant chose this model's sentence; None when the models
+never disagree), ``share_by_unit``, ``p`` (two-sided Wilcoxon of the shares against 0.5), ``p_bh``
+(``head_to_head`` family), ``better`` (the model whose sentences people chose more often,
+``"tie"``, or None when not separable) and ``significant``;
+
+``comparisons`` with the other models whose per-unit scores compare like for like
+(:func:`.panel.comparison_basis`): ``basis`` (``same_trials`` or ``own_selection``, the paper's
+Figures 1b/3a, each model on the trials that target it), the other model's ``selection``,
+``n_trials``, ``n_units``, its ``accuracy``/``srcs``, ``accuracy_delta``/``srcs_delta`` (this
+model minus the other, mean over shared units), Wilcoxon ``*_p``, adjusted ``*_p_bh``
+(``model_vs_model`` family), ``*_better`` (the name with the higher mean, or ``"tie"``) and
+``*_significant`` (adjusted p < .05);
+
+``bh_families``: for ``p_vs_lower_ceiling``, ``comparisons`` and ``head_to_head``, the family
+their adjusted p-values belong to and its size (see :mod:`.panel`).
 """
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
 
-from .accuracy import trial_accuracy, unit_means
+from .accuracy import DEFAULT_TIES, tie_value
 from .inference import ALPHA, bh_adjust, paired, wilcoxon_p
-from .noise_ceiling import accuracy_ceiling_per_trial
+from .panel import (
+    FAMILY_CEILING,
+    FAMILY_HEAD_TO_HEAD,
+    FAMILY_MODELS,
+    MEASURES,
+    CeilingScores,
+    ConditionPanel,
+    Evaluator,
+    SelectionScores,
+    better,
+    condition_panel,
+    is_significant,
+)
 from .selection import CONDITIONS, Condition, condition, select
-from .srcs import srcs_by_participant, srcs_ceiling_by_participant
-from .trials import PreparedTrials, check_log_ratios, check_logprob, prepare_trials
-
-MEASURES = ("accuracy", "srcs")
+from .trials import check_log_ratios, check_logprob, prepare_trials
 
 LogProbs = Mapping[str, float] | Callable[[list[str]], Sequence[float]]
-
-
-@dataclass
-class SelectionScores:
-    """One model (or the noise ceiling) on one selection, per unit."""
-
-    selection: str
-    n_trials: int
-    n_pairs: int
-    accuracy: pd.Series
-    srcs: pd.Series
-
-
-@dataclass
-class CeilingScores:
-    accuracy_lower: pd.Series
-    accuracy_upper: pd.Series
-    srcs_lower: pd.Series
-    srcs_upper: pd.Series
-
-
-class _Evaluator:
-    """Per-unit scores and ceilings on one prepared trials frame (ceilings cached per selection)."""
-
-    def __init__(self, prepared: PreparedTrials):
-        self.prepared = prepared
-        frame = prepared.frame
-        self.frame = frame
-        self.units = frame[prepared.unit].astype(str)
-        first = frame.drop_duplicates("participant")
-        self.participant_unit = pd.Series(
-            first[prepared.unit].astype(str).to_numpy(), index=first["participant"].to_numpy()
-        )
-        self._acc_ceiling: tuple[np.ndarray, np.ndarray] | None = None
-        self._ceilings: dict[bytes, CeilingScores] = {}
-
-    def _srcs_units(self, per_participant: pd.Series) -> pd.Series:
-        if self.prepared.unit == "participant":
-            return per_participant.rename(index=str).sort_index()
-        groups = self.participant_unit.loc[per_participant.index].to_numpy()
-        return per_participant.groupby(groups, sort=True).mean()
-
-    def scores(self, log_ratio: np.ndarray, mask: np.ndarray, selection: str) -> SelectionScores:
-        sub = self.frame[mask]
-        lr = log_ratio[mask]
-        acc = unit_means(trial_accuracy(lr, sub["chose_second"].to_numpy()), self.units[mask])
-        per_participant = srcs_by_participant(sub, lr)
-        return SelectionScores(
-            selection=selection,
-            n_trials=int(mask.sum()),
-            n_pairs=int(sub["pair_id"].nunique()),
-            accuracy=acc,
-            srcs=self._srcs_units(per_participant),
-        )
-
-    def ceiling(self, mask: np.ndarray) -> CeilingScores:
-        key = np.packbits(mask).tobytes()
-        if key not in self._ceilings:
-            if self._acc_ceiling is None:
-                self._acc_ceiling = accuracy_ceiling_per_trial(self.frame)
-            lower, upper = self._acc_ceiling
-            units = self.units[mask]
-            s_lower, s_upper = srcs_ceiling_by_participant(self.frame[mask])
-            self._ceilings[key] = CeilingScores(
-                accuracy_lower=unit_means(lower[mask], units),
-                accuracy_upper=unit_means(upper[mask], units),
-                srcs_lower=self._srcs_units(s_lower),
-                srcs_upper=self._srcs_units(s_upper),
-            )
-        return self._ceilings[key]
 
 
 def _by_unit(s: pd.Series) -> dict[str, float]:
@@ -126,10 +78,6 @@ def _by_unit(s: pd.Series) -> dict[str, float]:
 
 def _mean(s: pd.Series) -> float:
     return float(s.mean())
-
-
-def _better(delta: float, name: str, other: str) -> str:
-    return name if delta > 0 else other if delta < 0 else "tie"
 
 
 def _model_block(scores: SelectionScores, ceil: CeilingScores, unit: str) -> dict:
@@ -158,63 +106,118 @@ def _model_block(scores: SelectionScores, ceil: CeilingScores, unit: str) -> dic
     }
 
 
-def _ceiling_series(ceil: CeilingScores, measure: str) -> pd.Series:
-    return ceil.accuracy_lower if measure == "accuracy" else ceil.srcs_lower
+def _panel_block(panel: ConditionPanel, name: str) -> dict:
+    """A model of the panel: its scores, ceilings and test against its lower ceiling."""
+    block = _model_block(panel.scores[name], panel.ceilings[name], panel.unit)
+    block["p_vs_lower_ceiling"] = dict(panel.ceiling_p_bh[name])
+    block["p_vs_lower_ceiling_uncorrected"] = dict(panel.ceiling_p[name])
+    block["below_lower_ceiling"] = {
+        m: bool(panel.ceiling_p_bh[name][m] < ALPHA and block[m] < block[f"{m}_noise_ceiling"]["lower"])
+        for m in MEASURES
+    }
+    return block
 
 
-def _condition_entry(
-    ev: _Evaluator,
-    cond: Condition,
-    model_name: str,
-    log_ratio: np.ndarray,
-    references: dict[str, np.ndarray],
-) -> dict | None:
-    mask, selection = select(ev.frame, model_name, cond)
-    if not mask.any():
-        return None
-    scores = ev.scores(log_ratio, mask, selection)
-    ceil = ev.ceiling(mask)
-    entry = _model_block(scores, ceil, ev.prepared.unit)
+def _comparisons(panel: ConditionPanel, name: str) -> dict[str, dict]:
+    out = {}
+    for other in panel.names:
+        found = None if other == name else panel.comparison(name, other)
+        if found is None:
+            continue
+        comp, swapped = found
+        theirs = panel.scores[other]
+        c = {"basis": comp.basis, "selection": theirs.selection, "n_trials": theirs.n_trials, "n_units": comp.n_units}
+        for m in MEASURES:
+            delta = -comp.delta[m] if swapped else comp.delta[m]
+            c[m] = _mean(getattr(theirs, m))
+            c[f"{m}_delta"] = delta
+            c[f"{m}_p"] = float(comp.p[m])
+            c[f"{m}_p_bh"] = float(comp.p_bh[m])
+            c[f"{m}_better"] = better(delta, name, other)
+            c[f"{m}_significant"] = bool(comp.p_bh[m] < ALPHA)
+        out[other] = c
+    return out
 
-    ref_scores: dict[str, SelectionScores] = {}
-    for ref, ref_lr in references.items():
-        rmask, rsel = select(ev.frame, ref, cond)
-        ref_scores[ref] = ev.scores(ref_lr, rmask, rsel)
 
-    raw: dict[str, list[float]] = {}
-    for measure in MEASURES:
-        model_vals = getattr(scores, measure)
-        x, y = paired(model_vals, _ceiling_series(ceil, measure), f"{model_name} vs lower ceiling")
-        ps = [wilcoxon_p(x, y)]
-        for ref, rs in ref_scores.items():
-            x, y = paired(model_vals, getattr(rs, measure), f"{model_name} vs {ref}")
-            ps.append(wilcoxon_p(x, y))
-        raw[measure] = ps
-    adjusted = {m: bh_adjust(ps) for m, ps in raw.items()}
-    entry["p_vs_lower_ceiling"] = {m: float(adjusted[m][0]) for m in MEASURES}
-    entry["p_vs_lower_ceiling_uncorrected"] = {m: float(raw[m][0]) for m in MEASURES}
+def _head_to_head(panel: ConditionPanel, name: str) -> dict[str, dict]:
+    out = {}
+    for other in panel.names:
+        if other == name:
+            continue
+        match, q, swapped = panel.match(name, other)
+        shares = 1.0 - match.share_by_unit if swapped else match.share_by_unit
+        share = _mean(shares) if len(shares) else None
+        out[other] = {
+            "selection": match.selection,
+            "n_pairs_selected": match.n_pairs_selected,
+            "n_trials": match.n_trials,
+            "n_pairs": match.n_pairs,
+            "share": share,
+            "share_by_unit": _by_unit(shares),
+            "p": match.p,
+            "p_bh": q,
+            "better": None if share is None else better(share - 0.5, name, other),
+            "significant": is_significant(q),
+        }
+    return out
 
-    comparisons = {}
-    for j, (ref, rs) in enumerate(ref_scores.items(), start=1):
-        comp = {"selection": rs.selection, "n_trials": rs.n_trials}
-        for measure in MEASURES:
-            mv, rv = getattr(scores, measure), getattr(rs, measure)
-            x, y = paired(mv, rv, f"{model_name} vs {ref}")
-            delta = float(np.mean(x - y))
-            comp["n_units"] = int(len(x))
-            comp[measure] = _mean(rv)
-            comp[f"{measure}_delta"] = delta
-            comp[f"{measure}_p"] = float(raw[measure][j])
-            comp[f"{measure}_p_bh"] = float(adjusted[measure][j])
-            comp[f"{measure}_better"] = _better(delta, model_name, ref)
-            comp[f"{measure}_significant"] = bool(adjusted[measure][j] < ALPHA)
-        comparisons[ref] = comp
-    entry["comparisons"] = comparisons
+
+def _entry(panel: ConditionPanel, name: str) -> dict:
+    """The evaluated model's entry of one condition (see the module docstring)."""
+    entry = _panel_block(panel, name)
+    del entry["below_lower_ceiling"]
+    entry["comparisons"] = _comparisons(panel, name)
+    entry["head_to_head"] = _head_to_head(panel, name)
+    sizes = panel.family_sizes()
+    entry["bh_families"] = {
+        "p_vs_lower_ceiling": {"family": FAMILY_CEILING, "size": sizes[FAMILY_CEILING]},
+        "comparisons": {"family": FAMILY_MODELS, "size": sizes[FAMILY_MODELS]},
+        "head_to_head": {"family": FAMILY_HEAD_TO_HEAD, "size": sizes[FAMILY_HEAD_TO_HEAD]},
+    }
     return entry
 
 
 def _conditions(keys: Sequence[str] | None) -> list[Condition]:
     return list(CONDITIONS) if keys is None else [condition(k) for k in keys]
+
+
+def evaluate_log_ratios_with_panels(
+    trials: pd.DataFrame,
+    log_ratio,
+    model_name: str,
+    reference_log_ratios: Mapping[str, Sequence[float]] | None = None,
+    unit: str | None = None,
+    conditions: Sequence[str] | None = None,
+    ties: str = DEFAULT_TIES,
+) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(entries, panels) of per-trial log-ratios ``log p(sentence2|m) - log p(sentence1|m)``.
+
+    ``entries``: ``{condition key: entry}`` of the evaluated model (module docstring);
+    ``panels``: ``{condition key: {"models": {name: block}}}``, every model of the panel (the
+    evaluated one first, then the references in the order given), each on its own selection
+    with its noise ceilings, ``p_vs_lower_ceiling`` (``model_vs_lower_ceiling`` family) and
+    ``below_lower_ceiling``.  ``ties``: what a model tie scores in the accuracy
+    (:data:`contstim_bench.analysis.accuracy.TIES`).  ValueError names bad input (see
+    :func:`contstim_bench.analysis.trials.prepare_trials`, wrong lengths, non-finite values).
+    """
+    if not isinstance(model_name, str) or not model_name:
+        raise ValueError("model_name must be a non-empty string")
+    tie_value(ties)
+    prepared = prepare_trials(trials, unit=unit)
+    ratios = {model_name: prepared.orient(check_log_ratios(log_ratio, prepared.n, model_name))}
+    for ref, values in (reference_log_ratios or {}).items():
+        if ref == model_name:
+            raise ValueError(f"reference model {ref!r} has the same name as the evaluated model")
+        ratios[ref] = prepared.orient(check_log_ratios(values, prepared.n, ref))
+    ev = Evaluator(prepared, ties=ties)
+    entries, panels = {}, {}
+    for cond in _conditions(conditions):
+        panel = condition_panel(ev, cond, ratios)
+        if panel is None:
+            continue
+        entries[cond.key] = _entry(panel, model_name)
+        panels[cond.key] = {"models": {name: _panel_block(panel, name) for name in panel.names}}
+    return entries, panels
 
 
 def evaluate_log_ratios(
@@ -224,31 +227,17 @@ def evaluate_log_ratios(
     reference_log_ratios: Mapping[str, Sequence[float]] | None = None,
     unit: str | None = None,
     conditions: Sequence[str] | None = None,
+    ties: str = DEFAULT_TIES,
 ) -> dict[str, dict]:
     """Score per-trial log-ratios ``log p(sentence2|m) - log p(sentence1|m)`` (natural log).
 
     ``log_ratio`` and every array of ``reference_log_ratios`` (name -> per-trial log-ratios)
     are aligned with the rows of ``trials``.  Returns ``{condition key: entry}`` for the
-    conditions that have trials (see the module docstring for the entry).  ValueError names
-    bad input (see :func:`contstim_bench.analysis.trials.prepare_trials`, wrong lengths,
-    non-finite values).
+    conditions that have trials (see the module docstring for the entry and
+    :func:`evaluate_log_ratios_with_panels` for the arguments).
     """
-    if not isinstance(model_name, str) or not model_name:
-        raise ValueError("model_name must be a non-empty string")
-    prepared = prepare_trials(trials, unit=unit)
-    lr = prepared.orient(check_log_ratios(log_ratio, prepared.n, model_name))
-    refs = {}
-    for ref, values in (reference_log_ratios or {}).items():
-        if ref == model_name:
-            raise ValueError(f"reference model {ref!r} has the same name as the evaluated model")
-        refs[ref] = prepared.orient(check_log_ratios(values, prepared.n, ref))
-    ev = _Evaluator(prepared)
-    out = {}
-    for cond in _conditions(conditions):
-        entry = _condition_entry(ev, cond, model_name, lr, refs)
-        if entry is not None:
-            out[cond.key] = entry
-    return out
+    return evaluate_log_ratios_with_panels(trials, log_ratio, model_name, reference_log_ratios, unit=unit,
+                                           conditions=conditions, ties=ties)[0]
 
 
 def unique_sentences(trials: pd.DataFrame) -> list[str]:
@@ -292,18 +281,20 @@ def log_ratios_from_logprobs(trials: pd.DataFrame, logprobs: Mapping[str, float]
     return lp2 - lp1
 
 
-def evaluate_logprobs(
+def evaluate_with_panels(
     trials: pd.DataFrame,
     logprob: LogProbs,
     model_name: str,
     reference_logprobs: Mapping[str, LogProbs] | None = None,
     unit: str | None = None,
     conditions: Sequence[str] | None = None,
-) -> dict[str, dict]:
-    """Score a model given its natural-log sentence probabilities (see :func:`evaluate_log_ratios`).
+    ties: str = DEFAULT_TIES,
+) -> tuple[dict[str, dict], dict[str, dict]]:
+    """(entries, panels) of a model given its natural-log sentence probabilities.
 
     ``logprob`` maps every sentence of ``trials`` to log p(sentence) or is a callable scoring a
-    list of sentences; ``reference_logprobs`` maps reference model names to the same.
+    list of sentences; ``reference_logprobs`` maps the other models' names to the same.  See
+    :func:`evaluate_log_ratios_with_panels`.
     """
     if not isinstance(trials, pd.DataFrame):
         raise TypeError(f"trials must be a pandas DataFrame, got {type(trials).__name__}")
@@ -316,9 +307,24 @@ def evaluate_logprobs(
         name: log_ratios_from_logprobs(trials, resolve_logprobs(values, sentences, name))
         for name, values in (reference_logprobs or {}).items()
     }
-    return evaluate_log_ratios(
-        trials, log_ratios_from_logprobs(trials, lp), model_name, refs, unit=unit, conditions=conditions
+    return evaluate_log_ratios_with_panels(
+        trials, log_ratios_from_logprobs(trials, lp), model_name, refs, unit=unit, conditions=conditions, ties=ties
     )
+
+
+def evaluate_logprobs(
+    trials: pd.DataFrame,
+    logprob: LogProbs,
+    model_name: str,
+    reference_logprobs: Mapping[str, LogProbs] | None = None,
+    unit: str | None = None,
+    conditions: Sequence[str] | None = None,
+    ties: str = DEFAULT_TIES,
+) -> dict[str, dict]:
+    """Score a model given its natural-log sentence probabilities: the entries of
+    :func:`evaluate_with_panels`."""
+    return evaluate_with_panels(trials, logprob, model_name, reference_logprobs, unit=unit,
+                                conditions=conditions, ties=ties)[0]
 
 
 def reference_panel(
@@ -328,17 +334,19 @@ def reference_panel(
     contrasts: Sequence[tuple[str, str]] | None = None,
     unit: str | None = None,
 ) -> dict:
-    """One figure panel: several models in one condition, as in the paper's code.
+    """One figure panel with chosen contrasts, the family of Figure S8 ("the 9 comparisons").
 
     Every model is scored on its own selection; the BH family of each measure is the
-    model-vs-model ``contrasts`` (default: all pairs) plus every model vs its lower ceiling
-    (Figure S8b: the three approx-LL vs PLL contrasts + six ceiling tests = 9 comparisons).
-    Returns ``{"models": {name: block}, "contrasts": [...]}``; a block is an entry of
-    :func:`evaluate_log_ratios` without ``comparisons`` but with ``p_vs_lower_ceiling``.
+    model-vs-model ``contrasts`` (default: all pairs) *together with* every model vs its lower
+    ceiling (Figure S8b: the three approx-LL vs PLL contrasts + six ceiling tests = 9
+    comparisons, as its caption states).  The benchmark's results use the separate families of
+    :mod:`contstim_bench.analysis.panel` instead.  Returns ``{"models": {name: block},
+    "contrasts": [...]}``; a block is an entry of :func:`evaluate_log_ratios` without
+    ``comparisons``/``head_to_head`` but with ``p_vs_lower_ceiling`` and ``below_lower_ceiling``.
     """
     prepared = prepare_trials(trials, unit=unit)
     cond = condition(condition_key)
-    ev = _Evaluator(prepared)
+    ev = Evaluator(prepared)
     names = list(log_ratios)
     if contrasts is None:
         contrasts = [(a, b) for i, a in enumerate(names) for b in names[i + 1 :]]
@@ -364,14 +372,14 @@ def reference_panel(
             ps.append(wilcoxon_p(x, y))
             deltas.append(float(np.mean(x - y)))
         for name in names:
-            x, y = paired(getattr(scores[name], measure), _ceiling_series(ceilings[name], measure), name)
+            x, y = paired(getattr(scores[name], measure), ceilings[name].lower(measure), name)
             ps.append(wilcoxon_p(x, y))
         adj = bh_adjust(ps)
         for i, c in enumerate(results["contrasts"]):
             c[f"{measure}_delta"] = deltas[i]
             c[f"{measure}_p"] = float(ps[i])
             c[f"{measure}_p_bh"] = float(adj[i])
-            c[f"{measure}_better"] = _better(deltas[i], c["model1"], c["model2"])
+            c[f"{measure}_better"] = better(deltas[i], c["model1"], c["model2"])
             c[f"{measure}_significant"] = bool(adj[i] < ALPHA)
         for k, name in enumerate(names):
             j = len(contrasts) + k

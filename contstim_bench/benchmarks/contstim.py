@@ -2,42 +2,36 @@
 
 :func:`evaluate_scorer` scores every sentence of the chosen experiments and builds the result
 (layout: :mod:`contstim_bench.results.schema`).  ``experiments`` holds the entries of
-:func:`contstim_bench.analysis.evaluation.evaluate_logprobs` (the model, its noise ceilings,
-Wilcoxon tests against the lower ceiling and the comparisons with every reference model, each
-panel one Benjamini-Hochberg family).  ``panels`` places the model among the reference models
-as the paper's figures do: for every condition, every model (the evaluated one and each
-reference, each on its own trial selection) with its per-unit scores, its own noise ceilings and
-its test against its lower ceiling, BH-adjusted across the models of the panel (the paper's
-"nine comparisons"); see :func:`compute_panels`.  :func:`recompute` and
-:func:`recompute_panels` derive both sections again from ``logprobs`` and the dataset, so a
-leaderboard can check a submitted file.
+:func:`contstim_bench.analysis.evaluation.evaluate_with_panels` (the model, its noise ceilings,
+its test against the lower ceiling, the head-to-head with every reference model on the trials
+where they disagree, and the like-for-like comparisons of per-unit scores; each test family
+Benjamini-Hochberg adjusted on its own, see :mod:`contstim_bench.analysis.panel`).  ``panels``
+places the model among the reference models as the paper's figures do: for every condition,
+every model (each on its own trial selection) with its per-unit scores, its own noise ceilings
+and its test against its lower ceiling.  ``analysis`` records the conventions used (``ties``:
+what a model tie scores).  :func:`recompute` and :func:`recompute_panels` derive both sections
+again from ``logprobs`` and the dataset, so a leaderboard can check a submitted file.
 """
 from __future__ import annotations
 
 import os
 import sys
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.parquet as pq
 
 from .._version import __version__
-from ..analysis.evaluation import (
-    evaluate_logprobs,
-    log_ratios_from_logprobs,
-    reference_panel,
-    unique_sentences,
-)
+from ..analysis.accuracy import DEFAULT_TIES, tie_value
+from ..analysis.evaluation import evaluate_with_panels, unique_sentences
 from ..provenance import provenance
-from ..results.schema import validate_result
+from ..results.schema import FORMAT, FORMAT_VERSION, validate_result
 from ..schema import EXPERIMENT_MODELS, EXPERIMENTS
 from ..scoring.protocols import LogProbScorer, require_logprobs
 from .base import describe_model, short_reason
 
-FORMAT = "contstim-bench-result"
-FORMAT_VERSION = 1
 DATASET = "contstim"
 VERSION = "1"
 """Version of the contstim benchmarks (the identifiers ``contstim.main``/``contstim.pll``)."""
@@ -66,37 +60,13 @@ def load_experiment(experiment: str, datasets_dir: str | os.PathLike | None = No
     return trials, refs
 
 
-def compute_panels(
-    trials, logprobs: Mapping[str, float], model_name: str, refs: Mapping[str, Mapping[str, float]],
-    conditions: Sequence[str],
-) -> dict[str, dict]:
-    """The model among the reference models, one panel per condition (as the paper's figures).
-
-    Returns ``{condition: {"models": {name: block}}}`` with the evaluated model first and then
-    the references in ``refs`` order.  A block is an entry of
-    :func:`~contstim_bench.analysis.evaluation.reference_panel` (selection, per-unit accuracy
-    and SRCS, the model's own noise ceilings, ``p_vs_lower_ceiling`` and
-    ``below_lower_ceiling``): the BH family of each measure is the test of every model of the
-    panel against its lower ceiling (no model-vs-model contrasts; those are in the
-    ``comparisons`` of the ``experiments`` section).
-    """
-    ratios = {model_name: log_ratios_from_logprobs(trials, logprobs)}
-    for ref, values in refs.items():
-        if ref != model_name:
-            ratios[ref] = log_ratios_from_logprobs(trials, values)
-    out = {}
-    for cond in conditions:
-        panel = reference_panel(trials, ratios, cond, contrasts=[])
-        out[cond] = {"models": panel["models"]}
-    return out
-
-
 def evaluate_scorer(
     scorer,
     experiments: Sequence[str] | None = None,
     name: str | None = None,
     datasets_dir: str | os.PathLike | None = None,
     log: Callable[[str], None] | None = None,
+    ties: str = DEFAULT_TIES,
 ) -> dict:
     """Score every sentence of ``experiments`` with ``scorer`` and build the result dict.
 
@@ -107,6 +77,8 @@ def evaluate_scorer(
     trials targeting it) and to the spec for every other scorer (a new model is never mistaken
     for a reference model).  ``scoring`` records how many distinct sentences were scored, how
     many of them the model ran on (the rest came from the score cache) and the seconds spent.
+    ``ties``: what a model tie scores in the accuracy (``half``, ``miss`` or ``hit``; recorded in
+    ``analysis.ties``).
     """
     from ..data.load import fingerprint
     from ..scoring.precomputed import PrecomputedScorer
@@ -119,6 +91,7 @@ def evaluate_scorer(
     for exp in experiments:
         if exp not in EXPERIMENTS:
             raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)}")
+    tie_value(ties)
     model_name = name or (scorer.name if isinstance(scorer, PrecomputedScorer) else scorer.spec)
     if not isinstance(model_name, str) or not model_name.strip():
         raise ValueError(f"model name must be a non-empty string, got {model_name!r}")
@@ -147,8 +120,7 @@ def evaluate_scorer(
         lp = dict(zip(sentences, (float(v) for v in values)))
         logprobs.update(lp)
         refs.pop(model_name, None)
-        results[exp] = evaluate_logprobs(trials, lp, model_name, refs)
-        panels[exp] = compute_panels(trials, lp, model_name, refs, list(results[exp]))
+        results[exp], panels[exp] = evaluate_with_panels(trials, lp, model_name, refs, ties=ties)
     if not results:
         raise FileNotFoundError(
             "no experiment could be evaluated: " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
@@ -163,6 +135,7 @@ def evaluate_scorer(
         "benchmark": {"dataset": DATASET, "dataset_fingerprint": fp, "package_version": __version__,
                       "identifier": f"{DATASET}.{next(iter(results))}" if len(results) == 1 else DATASET,
                       "version": VERSION},
+        "analysis": {"ties": ties},
         "experiments": results,
         "panels": panels,
     }
@@ -180,27 +153,28 @@ def evaluate_scorer(
     return result
 
 
-def recompute(result: dict, datasets_dir: str | os.PathLike | None = None) -> dict[str, dict]:
-    """The ``experiments`` section recomputed from ``result["logprobs"]`` and the dataset."""
+def recompute_sections(result: dict, datasets_dir: str | os.PathLike | None = None) -> tuple[dict, dict]:
+    """(``experiments``, ``panels``) recomputed from ``result["logprobs"]`` and the dataset, with
+    the conventions recorded in ``result["analysis"]`` (a result without it used the defaults)."""
     name = result["model"]["name"]
-    out = {}
+    ties = result.get("analysis", {}).get("ties", DEFAULT_TIES)
+    experiments, panels = {}, {}
     for exp in result["experiments"]:
         trials, refs = load_experiment(exp, datasets_dir)
         refs.pop(name, None)
-        out[exp] = evaluate_logprobs(trials, result["logprobs"], name, refs)
-    return out
+        lp = {s: result["logprobs"][s] for s in unique_sentences(trials) if s in result["logprobs"]}
+        experiments[exp], panels[exp] = evaluate_with_panels(trials, lp, name, refs, ties=ties)
+    return experiments, panels
+
+
+def recompute(result: dict, datasets_dir: str | os.PathLike | None = None) -> dict[str, dict]:
+    """The ``experiments`` section recomputed from ``result["logprobs"]`` and the dataset."""
+    return recompute_sections(result, datasets_dir)[0]
 
 
 def recompute_panels(result: dict, datasets_dir: str | os.PathLike | None = None) -> dict[str, dict]:
     """The ``panels`` section recomputed from ``result["logprobs"]`` and the dataset."""
-    name = result["model"]["name"]
-    out = {}
-    for exp, conds in result["experiments"].items():
-        trials, refs = load_experiment(exp, datasets_dir)
-        refs.pop(name, None)
-        lp = {s: result["logprobs"][s] for s in unique_sentences(trials)}
-        out[exp] = compute_panels(trials, lp, name, refs, list(conds))
-    return out
+    return recompute_sections(result, datasets_dir)[1]
 
 
 @dataclass(frozen=True)
@@ -230,7 +204,7 @@ class ContstimExperiment:
 
         return unique_sentences(self.load(datasets_dir)[0])
 
-    def evaluate(self, scorer, *, datasets_dir=None, log=None, name=None, **options) -> dict:
+    def evaluate(self, scorer, *, datasets_dir=None, log=None, name=None, ties=DEFAULT_TIES, **options) -> dict:
         if options:
             raise ValueError(f"{self.identifier} takes no option(s) {sorted(options)}")
-        return evaluate_scorer(scorer, [self.experiment], name=name, datasets_dir=datasets_dir, log=log)
+        return evaluate_scorer(scorer, [self.experiment], name=name, datasets_dir=datasets_dir, log=log, ties=ties)

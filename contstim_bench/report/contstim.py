@@ -19,9 +19,9 @@ def _marks(p: float, value: float, lower: float) -> str:
     return "***" if p < 0.001 else "**" if p < 0.01 else "*"
 
 
-def _winner(better: str, model: str, significant: bool) -> str:
+def _winner(better: str | None, model: str, significant: bool) -> str:
     """"model" / "reference" / "tie", with "*" when the difference is significant (q < .05)."""
-    word = "tie" if better == "tie" else "model" if better == model else "reference"
+    word = "tie" if better in ("tie", None) else "model" if better == model else "reference"
     return word + ("*" if significant else "")
 
 
@@ -36,10 +36,58 @@ def rank_among_references(result: dict, experiment: str, condition: str, measure
     return 1 + sum(b[measure] > mine for b in models.values()), len(models)
 
 
+def _head_to_head_line(other: str, h: dict, name: str) -> str:
+    head = f"    {other:<22} [{h['selection']:<13}]"
+    if h["n_trials"] == 0:
+        return (f"{head} disagree on 0 of {h['n_pairs_selected']} pairs: no disagreement, "
+                "not separable on this data")
+    return (
+        f"{head} disagree on {h['n_pairs']:>4} of {h['n_pairs_selected']:>4} pairs ({h['n_trials']:>5} trials): "
+        f"share {h['share']:.3f} q={_fmt_p(h['p_bh']):>7} {_winner(h['better'], name, h['significant'])}"
+    )
+
+
+VERSUS_LEGEND = (
+    "vs reference models: the head-to-head on the same trials decides which model is better: on the pairs\n"
+    "  where the two models prefer different sentences, share = how often participants chose {name}'s\n"
+    "  sentence (mean over units; 0.5 = no difference), q = BH-adjusted two-sided Wilcoxon of the shares vs 0.5\n"
+    "  over the model pairs of the condition. Per-unit scores are compared only like for like: on the same\n"
+    "  trials, or each model on the trials that target it (own selection, as the paper's Fig. 1b/3a);\n"
+    "  delta = model - reference. * = q < .05"
+)
+
+
+def _versus_lines(exp: str, key: str, e: dict, name: str) -> list[str]:
+    """The head-to-head with every other model, then the like-for-like per-unit comparisons."""
+    matches, comps = e.get("head_to_head") or {}, e.get("comparisons") or {}
+    if not matches and not comps:
+        return []
+    fam = e["bh_families"]
+    lines = [""]
+    if matches:
+        n_fam = fam["head_to_head"]["size"]
+        lines.append(f"{exp} / {key}: head-to-head (q: BH over the {n_fam} model pairs that disagree)"
+                     if n_fam else f"{exp} / {key}: head-to-head (no two models disagree on any pair)")
+        lines += [_head_to_head_line(other, h, name) for other, h in matches.items()]
+    if comps:
+        lines.append(f"  per-unit scores (q: BH over the {fam['comparisons']['size']} comparable model pairs)")
+        for ref, c in comps.items():
+            won = {m: _winner(c[f"{m}_better"], name, c[f"{m}_significant"]) for m in ("accuracy", "srcs")}
+            basis = c["basis"].replace("_", " ")
+            lines.append(
+                f"    {ref:<22} [{basis:<13}] accuracy {c['accuracy']:.3f} "
+                f"delta {c['accuracy_delta']:+.3f} q={_fmt_p(c['accuracy_p_bh']):>7} {won['accuracy']:<10} "
+                f"SRCS {c['srcs']:.3f} delta {c['srcs_delta']:+.3f} q={_fmt_p(c['srcs_p_bh']):>7} {won['srcs']}"
+            )
+    return lines
+
+
 def summary_table(result: dict) -> str:
     """A readable table of the main numbers: conditions x (accuracy, SRCS), each with its noise
     ceiling (lower-upper), significance stars against the lower ceiling and the model's rank
-    among the reference models; then the comparison with every reference model."""
+    among the reference models; then, per condition, the head-to-head with every reference model
+    on the trials where they disagree (with the number of such pairs), and the like-for-like
+    comparisons of per-unit scores."""
     model = result["model"]
     name = model["name"]
     run = ", ".join(f"{k} {model[k]}" for k in ("method", "dtype", "device") if model.get(k))
@@ -50,6 +98,9 @@ def summary_table(result: dict) -> str:
             f"scored {scoring['n_sentences']} sentences ({scoring['n_from_cache']} from cache) "
             f"in {scoring['seconds']:.1f} s"
         )
+    ties = result.get("analysis", {}).get("ties", "half")
+    if ties != "half":
+        lines.append(f"model ties (equal log-probabilities) count as a {ties} in the accuracy (--ties {ties})")
     header = (
         f"{'condition':<28} {'selection':<16} {'units':>5} {'trials':>6} | "
         f"{'accuracy':>9} {'ceiling':>13} {'p(LB)':>8} {'rank':>5} | "
@@ -79,18 +130,9 @@ def summary_table(result: dict) -> str:
                 f"{key:<28} {e['selection']:<16} {e['n_units']:>5} {e['n_trials']:>6} | "
                 + " | ".join(cells)
             )
-        for key, e in conds.items():
-            if not e["comparisons"]:
-                continue
-            lines += ["", f"{exp} / {key}: vs reference models (delta = model - reference, "
-                      "q = BH-adjusted p, * = q < .05)"]
-            for ref, c in e["comparisons"].items():
-                won = {m: _winner(c[f"{m}_better"], name, c[f"{m}_significant"]) for m in ("accuracy", "srcs")}
-                lines.append(
-                    f"  {ref:<20} [{c['selection']:<15}] accuracy {c['accuracy']:.3f} "
-                    f"delta {c['accuracy_delta']:+.3f} q={_fmt_p(c['accuracy_p_bh']):>7} {won['accuracy']:<10} "
-                    f"SRCS {c['srcs']:.3f} delta {c['srcs_delta']:+.3f} q={_fmt_p(c['srcs_p_bh']):>7} {won['srcs']}"
-                )
+        versus = [line for key, e in conds.items() for line in _versus_lines(exp, key, e, name)]
+        if versus:
+            lines += ["", VERSUS_LEGEND.format(name=name)] + versus
     skipped = result.get("skipped_experiments")
     if skipped:
         lines += [""] + [f"experiment {exp} not evaluated: {short_reason(why)} (details in the result file)"

@@ -19,10 +19,13 @@ from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accur
 The contstim result in detail (``format_version`` is the schema version)::
 
         {
-          "format": "contstim-bench-result", "format_version": 1,
+          "format": "contstim-bench-result", "format_version": 2,
           "model": {"spec", "name", "method", "fingerprint", "dtype", "device", ...},  # scorer.describe()
           "benchmark": {"dataset": "contstim", "dataset_fingerprint", "package_version"},
+          "analysis": {"ties": "half"},                                  # conventions used
           "experiments": {"pll": {"synthetic_vs_synthetic": {...}, ..., "all": {...}}},
+                         # each entry: scores, ceilings, p_vs_lower_ceiling, head_to_head,
+                         # comparisons, bh_families (contstim_bench.analysis.evaluation)
           "panels": {"pll": {"synthetic_vs_synthetic": {"models": {name: block}}, ...}},
           "skipped_experiments": {"main": "why"},                       # only when some were skipped
           "scoring": {"n_sentences", "n_model_sentences", "n_from_cache", "seconds"},
@@ -41,13 +44,18 @@ from __future__ import annotations
 import datetime as _dt
 import math
 
+from ..analysis.accuracy import TIES
 from ..analysis.inference import ALPHA
+from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
 from ..schema import EXPERIMENTS
 
 FORMAT = "contstim-bench-result"
-FORMAT_VERSION = 1
-SUPPORTED_FORMAT_VERSIONS = (1,)
+FORMAT_VERSION = 2
+"""Version 2 (head-to-head comparisons, the paper's separate test families, ``analysis.ties``):
+version-1 files adjusted every p of a condition in one family and compared models on different
+trial sets, so they are not read as version 2."""
+SUPPORTED_FORMAT_VERSIONS = (2,)
 FORMATS: dict[str, dict] = {
     FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
              "sections": ("experiments", "logprobs")},
@@ -60,6 +68,10 @@ sections.  The one list of formats (the leaderboard reads it from here)."""
 
 
 SELECTIONS = ("targeted", "targeted_accept", "targeted_reject", "all")
+HEAD_TO_HEAD_SELECTIONS = ("targeted_both", "all")
+BASES = ("same_trials", "own_selection")
+FAMILY_OF = {"p_vs_lower_ceiling": "model_vs_lower_ceiling", "comparisons": "model_vs_model",
+             "head_to_head": "head_to_head"}
 UNITS = ("participant", "group")
 MAX_PROBLEMS = 10
 
@@ -159,7 +171,7 @@ def _check_block(e: dict, path: str, problems: _Problems) -> None:
 
 
 COMPARISON_FIELDS = {
-    "selection": str, "n_trials": "int", "n_units": "int",
+    "basis": str, "selection": str, "n_trials": "int", "n_units": "int",
     **{f"{m}{suffix}": kind for m in ("accuracy", "srcs") for suffix, kind in
        (("", "number"), ("_delta", "number"), ("_p", "number"), ("_p_bh", "number"),
         ("_better", str), ("_significant", bool))},
@@ -173,6 +185,9 @@ def _check_comparisons(comps: dict, model_name, path: str, problems: _Problems) 
             continue
         for key, kind in COMPARISON_FIELDS.items():
             _field(c, key, kind, cpath, problems)
+        basis = c.get("basis")
+        if isinstance(basis, str):
+            problems.check(basis in BASES, f"{cpath}.basis", f"{basis!r} is not one of {', '.join(BASES)}")
         for m in ("accuracy", "srcs"):
             better = c.get(f"{m}_better")
             if isinstance(better, str):
@@ -183,6 +198,53 @@ def _check_comparisons(comps: dict, model_name, path: str, problems: _Problems) 
             if _is_num(p) and isinstance(sig, bool):
                 problems.check(sig == (p < ALPHA), f"{cpath}.{m}_significant",
                                f"{sig} does not match {m}_p_bh = {p}")
+
+
+def _check_head_to_head(matches: dict, model_name, path: str, problems: _Problems) -> None:
+    """Each entry: selection, counts, share (null when the models never disagree) with its
+    per-unit values, p and p_bh (null likewise), better and significant consistent with them."""
+    for other, h in matches.items():
+        hpath = f"{path}.{other}"
+        if not problems.check(isinstance(h, dict), hpath, f"expected an object, got {_typename(h)}"):
+            continue
+        sel = _field(h, "selection", str, hpath, problems)
+        if sel is not None:
+            problems.check(sel in HEAD_TO_HEAD_SELECTIONS, f"{hpath}.selection",
+                           f"{sel!r} is not one of {', '.join(HEAD_TO_HEAD_SELECTIONS)}")
+        n = _field(h, "n_trials", "int", hpath, problems)
+        _field(h, "n_pairs", "int", hpath, problems)
+        _field(h, "n_pairs_selected", "int", hpath, problems)
+        _field(h, "share_by_unit", dict, hpath, problems)
+        for key in ("share", "p", "p_bh"):
+            if key not in h:
+                problems.append(f"{hpath}.{key}: missing")
+                continue
+            v = h[key]
+            if n == 0:
+                problems.check(v is None, f"{hpath}.{key}", "must be null when the models never disagree")
+            elif problems.check(_is_num(v), f"{hpath}.{key}", f"expected a finite number, got {_typename(v)}"):
+                _check_range(v, 0.0, 1.0, f"{hpath}.{key}", problems)
+        if n:
+            _check_by_unit(h, "share_by_unit", None, 0.0, 1.0, hpath, problems)
+        better = h.get("better")
+        problems.check(better in (model_name, other, "tie") if n else better is None, f"{hpath}.better",
+                       f"{better!r} is neither the model, the other model, 'tie' nor null without disagreement")
+        sig = _field(h, "significant", bool, hpath, problems)
+        q = h.get("p_bh")
+        if sig is not None:
+            problems.check(sig == (_is_num(q) and q < ALPHA), f"{hpath}.significant", f"{sig} does not match p_bh = {q}")
+
+
+def _check_families(families: dict, path: str, problems: _Problems) -> None:
+    for key, family in FAMILY_OF.items():
+        f = _field(families, key, dict, path, problems)
+        if f is None:
+            continue
+        name = _field(f, "family", str, f"{path}.{key}", problems)
+        if name is not None:
+            problems.check(name == family and name in FAMILIES, f"{path}.{key}.family",
+                           f"{name!r} is not {family!r}")
+        _field(f, "size", "int", f"{path}.{key}", problems)
 
 
 def result_problems(result, dataset: str | None = None) -> list[str]:
@@ -266,8 +328,13 @@ def validate_result(result, dataset: str | None = None) -> None:
 
 
 def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> None:
-    """The score sections of the contstim format: experiments, panels, skipped experiments,
-    scoring, log-probabilities."""
+    """The score sections of the contstim format: analysis conventions, experiments, panels,
+    skipped experiments, scoring, log-probabilities."""
+    analysis = _field(result, "analysis", dict, "result", problems)
+    if analysis is not None:
+        ties = _field(analysis, "ties", str, "result.analysis", problems)
+        if ties is not None:
+            problems.check(ties in TIES, "result.analysis.ties", f"{ties!r} is not one of {', '.join(TIES)}")
     exps = _field(result, "experiments", dict, "result", problems)
     if exps is not None:
         problems.check(bool(exps), "result.experiments", "is empty")
@@ -287,6 +354,12 @@ def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> N
                 comps = _field(e, "comparisons", dict, cpath, problems)
                 if comps is not None:
                     _check_comparisons(comps, model_name, f"{cpath}.comparisons", problems)
+                matches = _field(e, "head_to_head", dict, cpath, problems)
+                if matches is not None:
+                    _check_head_to_head(matches, model_name, f"{cpath}.head_to_head", problems)
+                families = _field(e, "bh_families", dict, cpath, problems)
+                if families is not None:
+                    _check_families(families, f"{cpath}.bh_families", problems)
     panels = _field(result, "panels", dict, "result", problems, optional=True)
     if panels is not None and exps is not None:
         problems.check(set(panels) == set(exps), "result.panels",
