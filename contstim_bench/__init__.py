@@ -5,7 +5,9 @@ Public API (lazy, so ``import contstim_bench`` stays light):
 
 - :func:`metric_path` -- the folder of the ``evaluate`` metric module, for ``evaluate.load``;
 - :func:`evaluate_model` -- evaluate a model end to end (what ``contstim evaluate`` runs):
-  scores, noise ceilings, comparisons with the reference models, result file and figures.
+  scores, noise ceilings, comparisons with the reference models, result file and figures;
+- :func:`compare_models` -- every given model against every other on the same trials (what
+  ``contstim compare`` runs): head-to-head and agreement matrices, tables and figures.
 """
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ from pathlib import Path
 from ._version import __version__
 from .provenance import repo_root
 
-__all__ = ["__version__", "evaluate_model", "metric_path", "repo_root"]
+__all__ = ["__version__", "compare_models", "evaluate_model", "metric_path", "repo_root"]
 
 
 def __getattr__(name: str):
-    if name == "evaluate_model":  # lazy: importing the package stays light
-        from .api import evaluate_model
+    if name in ("evaluate_model", "compare_models"):  # lazy: importing the package stays light
+        from . import api
 
-        return evaluate_model
+        return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

@@ -14,10 +14,12 @@ from pathlib import Path
 
 from .benchmarks import get_benchmark
 from .benchmarks.contstim import evaluate_scorer
+from .benchmarks.contstim_compare import compare_logprobs, experiment_sentences
 from .results import default_plots_dir, write_result
-from .schema import ALL_REFERENCE_MODELS, EXPERIMENTS
+from .schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
+from .scoring.named import parse_named_specs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 
 
@@ -78,6 +80,7 @@ def evaluate_model(
     cache=None,
     threads: int | None = None,
     scatter_reference: str | None = None,
+    ties: str = "half",
     progress: bool = True,
     log: Callable[[str], None] | None = None,
 ) -> dict:
@@ -97,7 +100,8 @@ def evaluate_model(
     ``benchmarks``: identifiers of :mod:`contstim_bench.benchmarks` (``contstim.pll``,
     ``blimp``, ``plausibility`` ...); then the return value is ``{identifier: result}``, one
     result per benchmark, ``output`` is a folder receiving ``<identifier>.json`` each, and
-    ``experiments``/``plots`` do not apply.
+    ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
+    accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if benchmarks is not None:
@@ -105,7 +109,7 @@ def evaluate_model(
             raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")
         return _evaluate_benchmarks(spec, benchmarks, output, name=name, datasets_dir=datasets_dir, device=device,
                                     dtype=dtype, batch_size=batch_size, cache=cache, threads=threads,
-                                    progress=progress, log=log)
+                                    progress=progress, log=log, ties=ties)
     exps = _experiments(experiments)
     if plots is True:
         if output is None:
@@ -120,7 +124,7 @@ def evaluate_model(
     if spec is None:
         spec = DEFAULT_MODEL
     scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
-    result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log)
+    result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log, ties=ties)
     if output is not None:
         path = write_result(result, output)
         log(f"wrote the result to {path}")
@@ -133,7 +137,7 @@ def evaluate_model(
 
 
 def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,
-                         progress, log) -> dict[str, dict]:
+                         progress, log, ties) -> dict[str, dict]:
     """``{identifier: result}`` of ``spec`` on each benchmark (see :func:`evaluate_model`)."""
     if isinstance(benchmarks, str):
         benchmarks = [benchmarks]
@@ -145,7 +149,7 @@ def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device
     out: dict[str, dict] = {}
     for bench in chosen:
         if bench.dataset == "contstim":
-            options = {} if name is None else {"name": name}
+            options = {"ties": ties} if name is None else {"name": name, "ties": ties}
         else:
             options = {"progress": progress}
         out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
@@ -153,3 +157,74 @@ def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device
             path = write_result(result, Path(output) / f"{bench.identifier}.json")
             log(f"wrote the {bench.identifier} result to {path}")
     return out
+
+
+def compare_models(
+    models: str | Sequence[str] | None = None,
+    *,
+    results: Sequence[str | os.PathLike] = (),
+    experiment: str = "pll",
+    with_references: bool = False,
+    conditions: Sequence[str] | None = None,
+    output: str | os.PathLike | None = None,
+    datasets_dir: str | os.PathLike | None = None,
+    device=None,
+    dtype=None,
+    batch_size: int | None = None,
+    cache=None,
+    threads: int | None = None,
+    ties: str = "half",
+    progress: bool = True,
+    log: Callable[[str], None] | None = None,
+) -> dict:
+    """Every model against every other on the human trials of ``experiment`` (``contstim compare``).
+
+    ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (or a list), scored here (cached);
+    ``results``: result files of ``contstim evaluate`` whose log-probabilities are used as they
+    are (named by their ``model.name``); ``with_references``: add the experiment's reference
+    models (their published log-probabilities).  Returns the dict of
+    :func:`contstim_bench.benchmarks.contstim_compare.compare_logprobs` (head-to-head and
+    agreement matrices per condition); ``output``: a folder for its JSON, CSVs, tables and
+    figures (:func:`contstim_bench.report.matrices.write_comparison`).
+    """
+    from .results import read_result
+
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
+    named = parse_named_specs(models, flag="--models") if models else []
+    if with_references:
+        named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
+                  if n.name not in {m.name for m in named}]
+    sentences = experiment_sentences(experiment, datasets_dir)
+    logprobs: dict[str, dict[str, float]] = {}
+    specs: dict[str, str] = {}
+    for path in results:
+        result = read_result(path)
+        name = result["model"]["name"]
+        if name in logprobs:
+            raise ValueError(f"result file {path}: model {name!r} is given twice")
+        missing = [s for s in sentences if s not in result.get("logprobs", {})]
+        if missing:
+            raise ValueError(f"result file {path} has no log-probability for {len(missing)} sentence(s) of the "
+                             f"{experiment} experiment, e.g. {missing[0]!r}; evaluate the model on it first "
+                             f"(contstim evaluate --experiment {experiment})")
+        logprobs[name] = {s: result["logprobs"][s] for s in sentences}
+        specs[name] = result["model"]["spec"]
+    if named:
+        set_threads(threads)
+        context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+    for entry in named:
+        if entry.name in logprobs:
+            raise ValueError(f"model {entry.name!r} is given twice (rename one with NAME=SPEC)")
+        scorer = require_logprobs(load_scorer(entry.spec, context, device=device, dtype=dtype), "a comparison")
+        log(f"{experiment}: scoring {len(sentences)} sentences with {scorer.spec} ...")
+        logprobs[entry.name] = dict(zip(sentences, (float(v) for v in scorer.score(sentences))))
+        specs[entry.name] = scorer.spec
+    comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
+    if output is not None:
+        from .report.matrices import write_comparison
+
+        paths = write_comparison(comparison, output)
+        log(f"wrote {len(paths)} files to {Path(output)}")
+    return comparison

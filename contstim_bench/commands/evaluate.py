@@ -50,6 +50,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="reference model of the percentile scatter (default: the most accurate one)")
     p.add_argument("--name", help="model name in the result (default: the reference name for "
                    "precomputed:NAME, else the spec)")
+    p.add_argument("--ties", choices=["half", "miss", "hit"], default="half",
+                   help="what a model tie (equal log-probabilities of the two sentences) scores in the accuracy: "
+                        "half (0.5, the expected value of a coin flip; default), miss (0) or hit (1); "
+                        "recorded in the result")
     p.add_argument("--threads", type=int,
                    help="torch CPU threads (default: torch's choice; 1 is much faster on a busy machine)")
     p.set_defaults(func=_run)
@@ -67,7 +71,7 @@ def _run(args) -> int:
         folder = Path(args.output) if args.output else default_output(args.model).with_suffix("")
         results = evaluate_model(args.model, output=folder, benchmarks=args.benchmark, name=args.name,
                                  datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
-                                 batch_size=args.batch_size, threads=args.threads)
+                                 batch_size=args.batch_size, threads=args.threads, ties=args.ties)
         if not args.quiet:
             print("\n\n".join(f"== {bid} ==\n{summary(r)}" for bid, r in results.items()))
         return 0
@@ -78,7 +82,7 @@ def _run(args) -> int:
     result = evaluate_model(
         args.model, experiments, output, plots, name=args.name, datasets_dir=args.datasets,
         device=args.device, dtype=args.dtype, batch_size=args.batch_size, threads=args.threads,
-        scatter_reference=args.scatter_reference,
+        scatter_reference=args.scatter_reference, ties=args.ties,
     )
     if not args.quiet:
         print(summary_table(result))

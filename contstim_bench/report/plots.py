@@ -8,9 +8,10 @@
    the grey noise-ceiling band (lower..upper bound) and ``*`` where the model is significantly
    below its lower ceiling (two-sided Wilcoxon across units, Benjamini-Hochberg across the models
    of the panel, q < .05; the paper's "nine comparisons").  A triangle on the right of a reference
-   model marks a significant difference between it and the evaluated model (the ``comparisons``
-   of the result: BH within the model's panel): filled up = the evaluated model is better,
-   open down = the reference is better.
+   model marks a significant difference between it and the evaluated model: for accuracy the
+   ``head_to_head`` of the result (the two models on the trials where they disagree), for SRCS
+   the like-for-like ``comparisons``; filled up = the evaluated model is better, open down = the
+   reference is better.
 2. ``<experiment>_srcs``: the same for the signed-rank cosine similarity (Figure 4).
 3. ``<experiment>_scatter_<reference>``: percentile-transformed sentence log-probabilities of the
    evaluated model (x) against a reference model (y), relative to all sentences of the experiment,
@@ -30,8 +31,8 @@ import numpy as np
 
 from ..analysis.inference import ALPHA
 from ..names import slug
+from .figures import FORMATS, pyplot as _pyplot, save_figure as _save
 
-FORMATS = ("png", "svg")
 MODEL_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7f9fbf"
 CEILING_COLOR = "0.80"
@@ -45,15 +46,6 @@ CONDITION_TITLES = {
     "all": "all trials",
 }
 MEASURE_LABELS = {"accuracy": "prediction accuracy", "srcs": "signed-rank cosine similarity"}
-
-
-def _pyplot():
-    import matplotlib
-
-    matplotlib.use("Agg", force=True)
-    import matplotlib.pyplot as plt
-
-    return plt
 
 
 def _load(result) -> dict:
@@ -73,25 +65,6 @@ def _panels(result: dict, datasets_dir) -> dict:
     from ..benchmarks.contstim import recompute_panels
 
     return recompute_panels(result, datasets_dir)
-
-
-def _save(fig, out_dir: str | os.PathLike, stem: str, formats: Sequence[str]) -> list[Path]:
-    """Write ``fig`` as ``<stem>.<fmt>`` for each format (SVG text stays text), then close it."""
-    import matplotlib
-
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    try:
-        for fmt in formats:
-            path = out / f"{stem}.{fmt}"
-            with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "contstim"}):
-                fig.savefig(path, dpi=150 if fmt == "png" else None, bbox_inches="tight",
-                            metadata={"Date": None} if fmt == "svg" else None)
-            paths.append(path)
-    finally:
-        _pyplot().close(fig)
-    return paths
 
 
 # ------------------------------------------------------------------------------------ bars
@@ -142,9 +115,9 @@ def _bar_panel(ax, panel: dict, entry: dict, model_name: str, measure: str, xmin
         below = b["p_vs_lower_ceiling"][measure] < ALPHA and b[measure] < lowers[i]
         if below:
             ax.text(star_x, i, "*", ha="center", va="center", fontsize=13, fontweight="bold")
-        comp = entry["comparisons"].get(m)
-        if comp is not None and comp[f"{measure}_significant"]:
-            better = comp[f"{measure}_better"] == model_name
+        verdict = _verdict(entry, m, measure)
+        if verdict is not None:
+            better = verdict == model_name
             ax.scatter([comp_x], [i], marker="^" if better else "v", s=30, zorder=3,
                        facecolor=MODEL_COLOR if better else "white", edgecolor=MODEL_COLOR, lw=1.0,
                        clip_on=False)
@@ -163,6 +136,17 @@ def _bar_panel(ax, panel: dict, entry: dict, model_name: str, measure: str, xmin
     own = models[model_name]
     ax.set_title(f"{CONDITION_TITLES.get(panel.get('condition', ''), panel.get('condition', ''))}\n"
                  f"{model_name}: {own['n_trials']} trials ({own['selection']})", fontsize=9)
+
+
+def _verdict(entry: dict, other: str, measure: str) -> str | None:
+    """The significantly better of the evaluated model and ``other`` (None: no significant
+    difference, or no like-for-like comparison).  Accuracy: the head-to-head on the trials where
+    the two disagree; SRCS (graded predictions): the per-unit comparison, made only like for like."""
+    if measure == "accuracy":
+        h = (entry.get("head_to_head") or {}).get(other)
+        return h["better"] if h is not None and h["significant"] else None
+    comp = entry["comparisons"].get(other)
+    return comp[f"{measure}_better"] if comp is not None and comp[f"{measure}_significant"] else None
 
 
 def _rect(x, y, w, h):
@@ -210,9 +194,13 @@ def bars_figure(result: dict, experiment: str, measure: str, datasets_dir=None):
         f"(lower..upper bound).  * below the lower ceiling (two-sided Wilcoxon, {family}q < .05)."
     ]
     if n_models > 1:
+        how = ("head-to-head on the trials where the two disagree, Wilcoxon of the per-unit shares vs 0.5, "
+               "BH over the model pairs" if measure == "accuracy" else
+               "per-unit scores on the same trials or each on its own targeted trials, Wilcoxon, BH over the "
+               "comparable model pairs")
         notes.append(
             f"\u25b2 {name} significantly better than that reference model, \u25bd significantly worse "
-            f"(two-sided Wilcoxon, BH within {name}'s panel, q < .05)."
+            f"({how}, q < .05)."
         )
     fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=7.5, color="0.25")
     fig.tight_layout()

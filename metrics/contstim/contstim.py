@@ -22,8 +22,10 @@ model's log-probability ratio for that pair. For every condition (trial type, pl
 the metric returns the binarised prediction accuracy and the signed-rank cosine similarity
 (SRCS, Eq. 11) with their per-unit values (participant groups, or participants when there is a
 single group), lower and upper noise ceilings, and a two-sided Wilcoxon signed-rank test across
-units against the lower ceiling (Benjamini-Hochberg adjusted within the panel), plus comparisons
-with reference models when their log-ratios are given.
+units against the lower ceiling, plus, when reference models' log-ratios are given, the
+head-to-head with each of them on the trials where the two disagree (Fig. S4) and like-for-like
+comparisons of per-unit scores; Benjamini-Hochberg within the paper's families (model vs lower
+ceiling; model vs model; head-to-head).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -47,9 +49,12 @@ Args:
         the model on the trials that target this name, or on all of its trials when none does.
         Default "model".
     reference_predictions (`dict` of `str` to `list` of `float`, optional): per-trial log-ratios
-        of reference models to compare with (each scored on its own selection).
+        of reference models to compare with (each scored on its own selection; head-to-head on
+        the same trials).
     unit (`str`, optional): "participant" or "group" (default: "group" when there is more than
         one group, else "participant").
+    ties (`str`, optional): what a model tie (log-ratio exactly 0) scores in the accuracy:
+        "half" (0.5, default), "miss" (0) or "hit" (1).
     conditions (`list` of `str`, optional): condition keys to compute (default: all that have
         trials): randomly_sampled_natural, natural_controversial, synthetic_vs_synthetic,
         natural_vs_synthetic (model as accept-target), natural_vs_synthetic_reject,
@@ -58,7 +63,9 @@ Returns:
     `dict`: condition key -> {selection, unit, n_units, n_trials, n_pairs, accuracy,
     accuracy_by_unit, accuracy_noise_ceiling {lower, upper, lower_by_unit, upper_by_unit},
     srcs, srcs_by_unit, srcs_noise_ceiling {...}, p_vs_lower_ceiling {accuracy, srcs},
-    p_vs_lower_ceiling_uncorrected {...}, comparisons {reference: {...}}}.
+    p_vs_lower_ceiling_uncorrected {...}, head_to_head {reference: {selection, n_pairs_selected,
+    n_trials, n_pairs, share, share_by_unit, p, p_bh, better, significant}}, comparisons
+    {reference: {basis, ...}}, bh_families {...}}.
 Examples:
     Three participants of one group rate two synthetic pairs; the model prefers the sentence
     most of them chose:
@@ -151,6 +158,7 @@ class Contstim(evaluate.Metric):
         reference_predictions=None,
         unit=None,
         conditions=None,
+        ties="half",
     ):
         trials = pd.DataFrame(
             {
@@ -174,4 +182,5 @@ class Contstim(evaluate.Metric):
             reference_log_ratios=reference_predictions,
             unit=unit,
             conditions=conditions,
+            ties=ties,
         )
