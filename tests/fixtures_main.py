@@ -35,8 +35,29 @@ class FixtureInfo:
     raw: pd.DataFrame  # what was written
 
 
-def _stimulus_sets(n_groups: int, rng: random.Random, source) -> list[list[tuple[str, str, str, str]]]:
-    """Per group: (sentence_a, type_a, sentence_b, type_b) for every trial type."""
+def _scored_extras(source) -> tuple[list[str], list[tuple[str, str]]]:
+    """The main stimuli that are neither in the tested triplets nor in the natural controversial
+    pairs, all scored by the nine reference models: single natural sentences (the randomly sampled
+    ones) and (sentence, word-shuffled sentence) pairs (the catch trials), each sorted."""
+    from collections import defaultdict
+
+    probs = safe_pickle.load(sources.resolve(bc.STIM_PROBS, source))
+    best = bc.read_csv(sources.resolve(bc.TRIPLETS["main"][1], source))
+    nat = bc.read_csv(sources.resolve(bc.NATURAL_PAIRS, source))
+    used = set(best.N) | set(best.S1) | set(best.S2) | set(nat.sentence1) | set(nat.sentence2)
+    by_words = defaultdict(list)
+    for sent in sorted(str(x) for x in probs["trigram"] if str(x) not in used):
+        by_words[tuple(sorted(sent.split()))].append(sent)
+    singles = sorted(v[0] for v in by_words.values() if len(v) == 1)
+    shuffles = sorted(tuple(v) for v in by_words.values() if len(v) == 2)
+    return singles, shuffles
+
+
+def _stimulus_sets(n_groups: int, rng: random.Random, source, scored: bool = False) -> list[list[tuple[str, str, str, str]]]:
+    """Per group: (sentence_a, type_a, sentence_b, type_b) for every trial type.
+
+    ``scored``: randomly sampled natural pairs and catch trials made of stimuli that the reference
+    models scored (so that every reference model can be evaluated on every trial)."""
     best = bc.read_csv(sources.resolve(bc.TRIPLETS["main"][1], source))
     nat = bc.read_csv(sources.resolve(bc.NATURAL_PAIRS, source))
     pool = sources.resolve(bc.POOL_SYNTHESIS, source).read_text(encoding="utf-8").split("\n")
@@ -44,7 +65,13 @@ def _stimulus_sets(n_groups: int, rng: random.Random, source) -> list[list[tuple
     pool = [s for s in pool if s and s not in used]
     triplet_rows = rng.sample(range(len(best)), 3 * n_groups)
     nat_rows = rng.sample(range(len(nat)), 2 * n_groups)
-    naturals = rng.sample(pool, 6 * n_groups)
+    if scored:
+        singles, shuffles = _scored_extras(source)
+        picked = rng.sample(singles, 4 * n_groups)  # 4 per group; slots 5-6 unused (catch from shuffles)
+        naturals = [x for k in range(n_groups) for x in picked[4 * k: 4 * k + 4] + ["", ""]]
+        shuffle_pairs = rng.sample(shuffles, 2 * n_groups)
+    else:
+        naturals = rng.sample(pool, 6 * n_groups)
     sets = []
     for g in range(n_groups):
         trials = []
@@ -58,7 +85,10 @@ def _stimulus_sets(n_groups: int, rng: random.Random, source) -> list[list[tuple
         mine = naturals[6 * g: 6 * g + 6]
         trials.append((mine[0], "R1", mine[1], "R2"))  # randomly sampled natural
         trials.append((mine[2], "R1", mine[3], "R2"))
-        for s in mine[4:6]:  # natural vs shuffled
+        if scored:
+            for a, b in shuffle_pairs[2 * g: 2 * g + 2]:  # natural vs shuffled (both scored)
+                trials.append((a, "C1", b, "C2"))
+        for s in ([] if scored else mine[4:6]):  # natural vs shuffled
             words = s.split()
             shuffled = words[:]
             while shuffled == words:
@@ -74,8 +104,15 @@ def write_main_fixture(
     n_groups: int = 3,
     participants_per_group: int = 2,
     seed: int = 0,
+    pll_readouts: bool = False,
 ) -> FixtureInfo:
-    """Write the fake raw results CSV to ``path`` and describe it (see the module docstring)."""
+    """Write the fake raw results CSV to ``path`` and describe it (see the module docstring).
+
+    ``pll_readouts``: also write ``sentence{1,2}_<model>_has_a_mouth_prob`` columns for BERT,
+    RoBERTa and ELECTRA (FAKE: the approximate log-probability plus seeded noise, one value per
+    sentence), as a results file carrying PLL read-outs would (Fig. S8a); then every stimulus is
+    one the reference models scored (randomly sampled natural pairs and catch trials included),
+    so that every reference model can be evaluated on every trial."""
     rng = random.Random(seed)
     probs = safe_pickle.load(sources.resolve(bc.STIM_PROBS, source))
     probs = {str(m): {str(s): float(v) for s, v in d.items()} for m, d in probs.items()}
@@ -85,9 +122,10 @@ def write_main_fixture(
     accept.update(dict(zip(nat.sentence1, nat.model_2)))
     accept.update(dict(zip(nat.sentence2, nat.model_1)))
 
-    sets = _stimulus_sets(n_groups, rng, source)
+    sets = _stimulus_sets(n_groups, rng, source, scored=pll_readouts)
     pids = rng.sample(range(3_000_000, 4_000_000), n_groups * participants_per_group)
     rows = []
+    readouts: dict[tuple[str, str], float] = {}
     repeated = None
     for g, trials in enumerate(sets, start=1):
         for p in range(participants_per_group):
@@ -119,6 +157,13 @@ def write_main_fixture(
                 for m in MAIN_MODELS:
                     row[f"sentence1_{m}_prob"] = probs[m].get(a)
                     row[f"sentence2_{m}_prob"] = probs[m].get(b)
+                if pll_readouts:
+                    for m in ("bert", "roberta", "electra"):
+                        for k, sent in ((1, a), (2, b)):
+                            key = (m, sent)
+                            if key not in readouts:
+                                readouts[key] = round(probs[m][sent] + rng.gauss(0.0, 8.0), 3)
+                            row[f"sentence{k}_{m}_has_a_mouth_prob"] = readouts[key]
                 row["Participant Private ID"] = pid
                 rows.append(row)
     raw = pd.DataFrame(rows)

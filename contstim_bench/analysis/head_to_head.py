@@ -55,6 +55,7 @@ class HeadToHead:
     n_pairs: int
     share_by_unit: pd.Series
     p: float | None
+    share_pooled: float | None = None  # over all disagreement rows at once (the authors' Fig. S4)
 
     @property
     def share(self) -> float | None:
@@ -113,6 +114,7 @@ def head_to_head(
         n_pairs=int(frame["pair_id"][disagree].nunique()),
         share_by_unit=shares,
         p=p,
+        share_pooled=float(chose_a.mean()),
     )
 
 

@@ -175,9 +175,12 @@ class ConditionPanel:
         return self.head_to_head[(b, a)], self.head_to_head_p_bh[(b, a)], True
 
 
-def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.ndarray]) -> ConditionPanel | None:
+def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.ndarray], *,
+                    per_unit_tests: bool = True) -> ConditionPanel | None:
     """The panel of ``cond`` for the models of ``log_ratios`` (oriented per-trial log-ratios,
-    in the order given); None when the condition has no trials."""
+    in the order given); None when the condition has no trials.  ``per_unit_tests=False`` leaves
+    out the tests against the ceiling and between per-unit scores (their dicts stay empty), for
+    callers that need only the head-to-heads (``scores`` and ``ceilings`` stay empty too)."""
     names = list(log_ratios)
     scores: dict[str, SelectionScores] = {}
     ceilings: dict[str, CeilingScores] = {}
@@ -185,12 +188,13 @@ def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.nda
         mask, sel = select(ev.frame, name, cond)
         if not mask.any():
             return None
-        scores[name] = ev.scores(log_ratios[name], mask, sel)
-        ceilings[name] = ev.ceiling(mask)
+        if per_unit_tests:
+            scores[name] = ev.scores(log_ratios[name], mask, sel)
+            ceilings[name] = ev.ceiling(mask)
 
     ceiling_p: dict[str, dict[str, float]] = {n: {} for n in names}
     ceiling_p_bh: dict[str, dict[str, float]] = {n: {} for n in names}
-    for measure in MEASURES:
+    for measure in (MEASURES if per_unit_tests else ()):
         raw = []
         for name in names:
             x, y = paired(getattr(scores[name], measure), ceilings[name].lower(measure), f"{name} vs lower ceiling")
@@ -200,10 +204,10 @@ def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.nda
             ceiling_p_bh[name][measure] = float(q)
 
     comparisons: dict[tuple[str, str], Comparison] = {}
-    for a, b in combinations(names, 2):
+    for a, b in (combinations(names, 2) if per_unit_tests else ()):
         basis = comparison_basis(scores[a], scores[b])
-        if basis is None:
-            continue
+        if basis is None or scores[a].accuracy.index.intersection(scores[b].accuracy.index).empty:
+            continue  # not like for like, or no unit has scores of both (nothing to pair)
         comp = Comparison(basis=basis, n_units=0)
         for measure in MEASURES:
             x, y = paired(getattr(scores[a], measure), getattr(scores[b], measure), f"{a} vs {b}")

@@ -9,6 +9,8 @@ for every condition of an experiment:
   participants' choices that went to ``a``'s sentence (mean over units), the Wilcoxon ``p`` of
   the per-unit shares against 0.5, ``p_bh`` adjusted over the model pairs of the condition (the
   ``head_to_head`` family), ``n_pairs``/``n_trials`` of disagreement and ``n_pairs_selected``;
+  ``share_pooled`` is the share over all disagreement trials at once, as the authors' code draws
+  Fig. S4;
   the matrix is antisymmetric (``share[b][a] = 1 - share[a][b]``);
 - ``agreement[a][b]``: the share of the condition's distinct pairs that ``a`` and ``b`` rank the
   same way (Fig. S3).
@@ -69,7 +71,7 @@ def compare_logprobs(
     names = list(ratios)
     out_conditions: dict[str, dict] = {}
     for cond in (CONDITIONS if conditions is None else [condition(k) for k in conditions]):
-        panel = condition_panel(ev, cond, ratios)
+        panel = condition_panel(ev, cond, ratios, per_unit_tests=False)
         if panel is None:
             continue
         mask = condition_mask(prepared.frame, cond)
@@ -88,6 +90,8 @@ def compare_logprobs(
                     "n_trials": match.n_trials,
                     "n_pairs": match.n_pairs,
                     "share": share,
+                    "share_pooled": None if match.share_pooled is None else
+                    (1.0 - match.share_pooled if swapped else match.share_pooled),
                     "share_by_unit": {str(k): float(v) for k, v in shares.items()},
                     "p": match.p,
                     "p_bh": q,

@@ -25,6 +25,7 @@ from ..schema import MAIN_MODELS, MODEL_DESCRIPTIONS, PLL_MODELS, TRIAL_COLUMNS
 from . import safe_pickle, sources
 from .contstim_card import CITATION, DESCRIPTION, column_docs
 from .contstim_tables import (
+    add_sentence_columns,
     function_words_table,
     natural_pairs_table,
     pool_table,
@@ -136,11 +137,13 @@ def build_spec(source: Source = None, main_results_csv: str | os.PathLike | None
     trials = {}
     trials["pll"] = build_trials("pll", pll_raw, Path(PLL_RESULTS).name, source)
     provenance.append(TRIPLETS["pll"][1])
+    main_raw = None
     if main_results_csv is not None:
         main_path = Path(main_results_csv)
         if not main_path.is_file():
             raise FileNotFoundError(f"--main-results file {main_path} does not exist")
-        trials["main"] = build_trials("main", read_csv(main_path), main_path.name, source)
+        main_raw = read_csv(main_path)
+        trials["main"] = build_trials("main", main_raw, main_path.name, source)
         notes.append(
             f"- OVERRIDE: the `trials` split `main` was built from the explicitly supplied file "
             f"`{main_path.name}` (git blob SHA-1 {sources.git_blob_sha1(main_path)}), validated by its raw "
@@ -153,7 +156,8 @@ def build_spec(source: Source = None, main_results_csv: str | os.PathLike | None
             notes.append(f"- MISSING: {missing_main_message()}.")
         else:
             provenance.append(MAIN_RESULTS)
-            trials["main"] = build_trials("main", read_csv(main_path), Path(MAIN_RESULTS).name, source)
+            main_raw = read_csv(main_path)
+            trials["main"] = build_trials("main", main_raw, Path(MAIN_RESULTS).name, source)
     if "main" in trials:
         provenance += [TRIPLETS["main"][1], NATURAL_PAIRS]
     for exp in ("main", "pll"):
@@ -173,6 +177,12 @@ def build_spec(source: Source = None, main_results_csv: str | os.PathLike | None
         "main": sentences_from_probs_dict(stim_probs),
         "pll": sentences_from_trial_columns(pll_raw, PLL_MODELS, Path(PLL_RESULTS).name),
     }
+    readouts = [m for m in PLL_MODELS if m.endswith("_has_a_mouth")]
+    if main_raw is not None and all(f"sentence{k}_{m}_prob" in main_raw.columns for m in readouts for k in (1, 2)):
+        # PLL read-outs of the masked models (Fig. S8a), when the main results file carries them
+        sentences["main"] = add_sentence_columns(
+            sentences["main"], sentences_from_trial_columns(main_raw, readouts, "main results"), readouts, "main results")
+        notes.append(f"- `sentences`/`main`: PLL read-outs ({', '.join(readouts)}) from the main results file.")
 
     for split, table in sentences.items():
         for model in table.schema.names[1:]:

@@ -69,6 +69,28 @@ def sentences_from_trial_columns(raw: pd.DataFrame, models: Sequence[str], sourc
     return _sentence_table(table)
 
 
+def add_sentence_columns(base: pa.Table, extra: pa.Table, models: Sequence[str], source_name: str) -> pa.Table:
+    """``base`` with the ``models`` columns filled from ``extra`` (both ``sentences`` tables).
+
+    Every sentence of ``extra`` must be in ``base``; a value ``base`` already has must agree.
+    ValueError names the sentence otherwise.
+    """
+    rows = {r["sentence"]: dict(r) for r in base.to_pylist()}
+    for r in extra.to_pylist():
+        row = rows.get(r["sentence"])
+        if row is None:
+            raise ValueError(f"{source_name}: sentence {r['sentence']!r} is not among the experiment's sentences")
+        for m in models:
+            if r[m] is None:
+                continue
+            if row[m] is not None and row[m] != r[m]:
+                raise ValueError(f"{source_name}: sentence {r['sentence']!r} has two {m} log-probabilities "
+                                 f"({row[m]!r} and {r[m]!r})")
+            row[m] = r[m]
+    return _sentence_table({s: {m: v for m, v in row.items() if m != "sentence" and v is not None}
+                            for s, row in rows.items()})
+
+
 def _sentence_table(table: dict[str, dict[str, float]]) -> pa.Table:
     sentences = sorted(table)
     cols = {"sentence": sentences}

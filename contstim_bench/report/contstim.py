@@ -26,14 +26,23 @@ def _winner(better: str | None, model: str, significant: bool) -> str:
 
 
 def rank_among_references(result: dict, experiment: str, condition: str, measure: str) -> tuple[int, int] | None:
-    """(rank of the model by mean ``measure`` among the models of the panel, number of models);
-    1 is best, ties share the better rank.  None without a ``panels`` section."""
+    """(rank of the model by mean ``measure`` among the models of the panel it compares with like
+    for like, number of those models); 1 is best, ties share the better rank.
+
+    A model evaluated on every trial of the condition is ranked among the models evaluated on
+    every trial (the same trials); a model evaluated on the trials that target it among the other
+    targeted models (each on its own selection, as the paper's figures rank them).  None without a
+    ``panels`` section or when no other model compares like for like."""
     panel = result.get("panels", {}).get(experiment, {}).get(condition)
     if not panel:
         return None
     models = panel["models"]
-    mine = models[result["model"]["name"]][measure]
-    return 1 + sum(b[measure] > mine for b in models.values()), len(models)
+    me = models[result["model"]["name"]]
+    untargeted = me["selection"] == "all"
+    peers = [b for b in models.values() if (b["selection"] == "all") == untargeted]
+    if len(peers) < 2:
+        return None
+    return 1 + sum(b[measure] > me[measure] for b in peers), len(peers)
 
 
 def _head_to_head_line(other: str, h: dict, name: str) -> str:
@@ -111,8 +120,8 @@ def summary_table(result: dict) -> str:
         lines += [
             "",
             f"experiment {exp} (units: {first['unit']}s; p(LB): two-sided Wilcoxon vs the lower noise "
-            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; rank among "
-            f"{len(result.get('panels', {}).get(exp, {}).get(next(iter(conds)), {}).get('models', {})) or '?'} models)",
+            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; rank: among the "
+            "models evaluated on the same trials, or each on the trials that target it; '-': no such model)",
             header,
             "-" * len(header),
         ]

@@ -83,25 +83,28 @@ def head_to_head_table(comparison: dict, condition: str) -> str:
     return "\n".join(lines)
 
 
-def _matrix(block: dict, order: list[str], key: str) -> np.ndarray:
+def _matrix(block: dict, order: list[str], key: str, value: str = "share") -> np.ndarray:
     n = len(order)
     values = np.full((n, n), np.nan)
     for i, a in enumerate(order):
         for j, b in enumerate(order):
             if i != j:
-                v = block[key][a][b]["share"]
+                v = block[key][a][b][value]
                 values[i, j] = np.nan if v is None else v
     return values
 
 
-def head_to_head_figure(comparison: dict, condition: str):
-    """Fig. S4-style matrix of one condition (a matplotlib figure)."""
+def head_to_head_figure(comparison: dict, condition: str, value: str = "share", title: str | None = None):
+    """Fig. S4-style matrix of one condition (a matplotlib figure).
+
+    ``value``: ``"share"`` (mean over units of the per-unit shares, the benchmark's measure) or
+    ``"share_pooled"`` (over all disagreement trials at once, as the paper's figure)."""
     from matplotlib.colors import ListedColormap
 
     plt = pyplot()
     block = comparison["conditions"][condition]
     order = model_order(block)
-    values = _matrix(block, order, "head_to_head")
+    values = _matrix(block, order, "head_to_head", value)
     n = len(order)
     size = 1.2 + 0.62 * n
     fig, ax = plt.subplots(figsize=(size + 1.6, size))
@@ -115,11 +118,11 @@ def head_to_head_figure(comparison: dict, condition: str):
             if i == j:
                 continue
             c = block["head_to_head"][a][b]
-            if c["share"] is None:
+            if c[value] is None:
                 ax.text(j, i, "=", ha="center", va="center", fontsize=8, color="0.4")
                 continue
-            dark = abs(c["share"] - 0.5) > 0.3
-            ax.text(j, i, f"{c['share']:.2f}\n{stars(c['p_bh'])}", ha="center", va="center", fontsize=7.5,
+            dark = abs(c[value] - 0.5) > 0.3
+            ax.text(j, i, f"{c[value]:.2f}\n{stars(c['p_bh'])}", ha="center", va="center", fontsize=7.5,
                     color="white" if dark else "black", linespacing=0.9)
     ax.set_xticks(range(n), order, rotation=45, ha="right")
     ax.set_yticks(range(n), order)
@@ -127,10 +130,11 @@ def head_to_head_figure(comparison: dict, condition: str):
     ax.set_ylabel("model 1")
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     bar.set_label("human choices aligned with model 1")
-    ax.set_title(f"{comparison['experiment']}: {CONDITION_TITLES.get(condition, condition)}\n"
-                 f"head-to-head on the pairs where the two models disagree", fontsize=10)
+    ax.set_title(title or (f"{comparison['experiment']}: {CONDITION_TITLES.get(condition, condition)}\n"
+                           f"head-to-head on the pairs where the two models disagree"), fontsize=10)
+    how = f"mean over {block['unit']}s" if value == "share" else "pooled over trials"
     fig.text(0.5, -0.02,
-             f"Cell: share of the participants' choices that agreed with model 1 (mean over {block['unit']}s) "
+             f"Cell: share of the participants' choices that agreed with model 1 ({how}) "
              "on the trials where models 1 and 2 preferred different sentences.\n"
              f"Stars: two-sided Wilcoxon of the per-{block['unit']} shares vs 0.5, BH over the "
              f"{block['bh_family_size']} model pairs (* q < .05, ** q < .01, *** q < .001).  "
@@ -140,7 +144,7 @@ def head_to_head_figure(comparison: dict, condition: str):
     return fig
 
 
-def agreement_figure(comparison: dict, condition: str):
+def agreement_figure(comparison: dict, condition: str, title: str | None = None):
     """Fig. S3-style matrix: the share of the condition's pairs two models rank the same way."""
     plt = pyplot()
     block = comparison["conditions"][condition]
@@ -160,8 +164,8 @@ def agreement_figure(comparison: dict, condition: str):
     ax.set_yticks(range(n), order)
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     bar.set_label("share of pairs ranked the same way")
-    ax.set_title(f"{comparison['experiment']}: {CONDITION_TITLES.get(condition, condition)}\n"
-                 f"between-model agreement ({block['n_pairs']} sentence pairs)", fontsize=10)
+    ax.set_title(title or (f"{comparison['experiment']}: {CONDITION_TITLES.get(condition, condition)}\n"
+                           f"between-model agreement ({block['n_pairs']} sentence pairs)"), fontsize=10)
     fig.tight_layout()
     return fig
 

@@ -70,7 +70,7 @@ def _panels(result: dict, datasets_dir) -> dict:
 # ------------------------------------------------------------------------------------ bars
 
 
-def _panel_min(panel: dict, measure: str) -> float:
+def panel_min(panel: dict, measure: str) -> float:
     """Left end of the x axis: 0 for accuracy, below the lowest per-unit SRCS otherwise."""
     if measure == "accuracy":
         return 0.0
@@ -78,8 +78,12 @@ def _panel_min(panel: dict, measure: str) -> float:
     return min(-0.25, np.floor((low - 0.05) * 4) / 4)
 
 
-def _bar_panel(ax, panel: dict, entry: dict, model_name: str, measure: str, xmin: float) -> None:
-    """One condition: a horizontal bar per model (best on top), dots, ceilings, markers."""
+def bar_panel(ax, panel: dict, entry: dict, model_name: str, measure: str, xmin: float) -> None:
+    """One condition: a horizontal bar per model (best on top), dots, ceilings, markers.
+
+    ``panel``: ``{"models": {name: block}, "condition": key}``; ``entry``: the evaluated model's
+    entry (its ``head_to_head``/``comparisons`` give the triangles; empty dicts: none);
+    ``model_name``: the highlighted model ("" highlights none)."""
     models = panel["models"]
     order = sorted(models, key=lambda m: (models[m][measure], m == model_name))
     y = np.arange(len(order))
@@ -133,9 +137,11 @@ def _bar_panel(ax, panel: dict, entry: dict, model_name: str, measure: str, xmin
     ax.set_ylim(-0.6, len(order) - 0.4)
     ax.spines[["top", "right"]].set_visible(False)
     ax.set_xlabel(MEASURE_LABELS[measure])
-    own = models[model_name]
-    ax.set_title(f"{CONDITION_TITLES.get(panel.get('condition', ''), panel.get('condition', ''))}\n"
-                 f"{model_name}: {own['n_trials']} trials ({own['selection']})", fontsize=9)
+    title = CONDITION_TITLES.get(panel.get("condition", ""), panel.get("condition", ""))
+    own = models.get(model_name)
+    if own is not None:
+        title += f"\n{model_name}: {own['n_trials']} trials ({own['selection']})"
+    ax.set_title(title, fontsize=9)
 
 
 def _verdict(entry: dict, other: str, measure: str) -> str | None:
@@ -181,9 +187,9 @@ def bars_figure(result: dict, experiment: str, measure: str, datasets_dir=None):
     label_width = max(len(m) for m in next(iter(panels.values()))["models"])
     fig, axes = plt.subplots(nrows, ncols, squeeze=False,
                              figsize=(ncols * (3.2 + 0.065 * label_width), nrows * (0.35 * n_models + 1.6) + 0.9))
-    xmin = min(_panel_min(panels[c], measure) for c in conds)
+    xmin = min(panel_min(panels[c], measure) for c in conds)
     for ax, cond in zip(axes.flat, conds):
-        _bar_panel(ax, {**panels[cond], "condition": cond}, entries[cond], name, measure, xmin)
+        bar_panel(ax, {**panels[cond], "condition": cond}, entries[cond], name, measure, xmin)
     for ax in list(axes.flat)[len(conds):]:
         ax.set_visible(False)
     first = entries[conds[0]]

@@ -1,0 +1,248 @@
+"""Write the paper's figures and tables (:func:`contstim_bench.benchmarks.contstim_report.paper_report`)
+into one folder with an index page: ``contstim report``.
+
+For every item: a PNG and an SVG figure (matrices, bar panels, feature scatters) or a table
+(HTML in the index, CSV and Markdown files), and the numbers in ``report.json``.  Computes
+nothing: it draws and formats the report dict.
+"""
+from __future__ import annotations
+
+import csv
+import html
+import json
+import math
+import os
+from pathlib import Path
+
+import numpy as np
+
+from .figures import FORMATS, pyplot, save_figure
+from .matrices import agreement_figure, head_to_head_figure, stars
+from .plots import bar_panel, panel_min
+
+
+# ------------------------------------------------------------------------------ figures
+def accept_reject_figure(item: dict):
+    """Fig. S5: rows = accepting model, columns = rejecting model, cell = share aligned with the
+    accepting model (grey: no such trials)."""
+    plt = pyplot()
+    data = item["data"]
+    models = data["models"]
+    n = len(models)
+    values = np.full((n, n), np.nan)
+    for i, a in enumerate(models):
+        for j, r in enumerate(models):
+            if a != r and data["matrix"][a][r]["share"] is not None:
+                values[i, j] = data["matrix"][a][r]["share"]
+    size = 1.2 + 0.62 * n
+    fig, ax = plt.subplots(figsize=(size + 1.6, size))
+    cmap = plt.get_cmap("PiYG").copy()
+    cmap.set_bad("0.9")
+    image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0)
+    for i, a in enumerate(models):
+        for j, r in enumerate(models):
+            cell = None if a == r else data["matrix"][a][r]
+            if cell is not None and cell["share"] is not None:
+                dark = abs(cell["share"] - 0.5) > 0.3
+                ax.text(j, i, f"{cell['share']:.2f}\n({cell['n_trials']})", ha="center", va="center", fontsize=7,
+                        color="white" if dark else "black", linespacing=0.9)
+    ax.set_xticks(range(n), models, rotation=45, ha="right")
+    ax.set_yticks(range(n), models)
+    ax.set_xlabel("m_reject (synthetic sentence made to be rejected)")
+    ax.set_ylabel("m_accept (made to be accepted)")
+    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).set_label("human choices aligned with m_accept")
+    ax.set_title(item["title"], fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def panel_figure(item: dict):
+    """Bars of every model of one condition (Fig. S6, S8): mean, units, noise ceiling, stars."""
+    plt = pyplot()
+    data = item["data"]
+    panel = {"models": data["panel"]["models"], "condition": data["condition"]}
+    n = len(panel["models"])
+    fig, ax = plt.subplots(figsize=(5.5, 0.38 * n + 1.6))
+    measure = data["measure"]
+    bar_panel(ax, panel, {"comparisons": {}, "head_to_head": {}}, "", measure, panel_min(panel, measure))
+    ax.set_title(item["title"], fontsize=9)
+    lines = [f"{c['model1']} vs {c['model2']}: delta {c[f'{measure}_delta']:+.3f}, q = {c[f'{measure}_p_bh']:.2g}"
+             f"{' ' + stars(c[f'{measure}_p_bh']) if c[f'{measure}_significant'] else ''}"
+             for c in data["panel"].get("contrasts", [])]
+    if lines:
+        fig.text(0.5, -0.01, "\n".join(lines), ha="center", va="top", fontsize=7.5, color="0.25")
+    fig.tight_layout()
+    return fig
+
+
+def features_figure(item: dict):
+    """Fig. S7: per model, the feature of the preferred (x) vs rejected (y) sentence, the model's
+    choices in black and the participants' in red; the panel outlined when they differ (q < .05)."""
+    plt = pyplot()
+    tests = item["data"]["tests"]
+    models = list(tests)
+    cols = 3
+    rows = max(1, math.ceil(len(models) / cols))
+    fig, axes = plt.subplots(rows, cols, figsize=(3.0 * cols, 3.0 * rows), squeeze=False)
+    everything = [v for t in tests.values() for k, vs in t["values"].items() if k != "pair_id" for v in vs]
+    lo, hi = (min(everything), max(everything)) if everything else (0.0, 1.0)
+    pad = 0.05 * (hi - lo or 1.0)
+    lims = (lo - pad, hi + pad)
+    for ax, m in zip(axes.flat, models):
+        t = tests[m]
+        v = t["values"]
+        ax.plot(lims, lims, color="0.7", lw=0.6)
+        ax.scatter(v["human_preferred"], v["human_rejected"], s=9, color="#d62728", label="people", zorder=2)
+        ax.scatter(v["model_preferred"], v["model_rejected"], s=4, color="black", label="model", zorder=3)
+        ax.set_xlim(*lims)
+        ax.set_ylim(*lims)
+        ax.set_aspect("equal")
+        significant = t["p_bh"] is not None and t["p_bh"] < 0.05
+        for spine in ax.spines.values():
+            spine.set_edgecolor("black" if significant else "0.75")
+            spine.set_linewidth(1.6 if significant else 0.8)
+        q = "n/a" if t["p_bh"] is None else f"{t['p_bh']:.2g}"
+        ax.set_title(f"{m} ({t['n_pairs']} pairs)\nq = {q}{' ' + stars(t['p_bh']) if significant else ''}", fontsize=8)
+        ax.tick_params(labelsize=6)
+    for ax in list(axes.flat)[len(models):]:
+        ax.set_visible(False)
+    first = axes.flat[0]
+    first.set_xlabel(f"{item['data']['label']}, preferred sentence", fontsize=7)
+    first.set_ylabel("rejected sentence", fontsize=7)
+    first.legend(fontsize=6, frameon=False, loc="upper left")
+    fig.suptitle(item["title"], fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+# ------------------------------------------------------------------------------- tables
+TABLE_COLUMNS = ("model", "other", "accuracy", "sentence", "log p (model 1)", "log p (model 2)", "human choices")
+
+
+def failure_rows(item: dict) -> list[dict]:
+    """Two rows per failure (its two sentences), in the layout of the paper's tables."""
+    out = []
+    for f in item["data"]["rows"]:
+        labels = _labels(item["data"]["condition"], f)
+        for k in (0, 1):
+            out.append({
+                "model": f["model"] if k == 0 else "",
+                "other": (f["other"] or "") if k == 0 else "",
+                "accuracy": f"{f['accuracy']:.2f}" if k == 0 else "",
+                "sentence": f"{labels[k]}: {(f['sentence1'], f['sentence2'])[k]}",
+                "log p (model 1)": f"{f['logprob_model'][k]:.2f}",
+                "log p (model 2)": "" if f["logprob_other"] is None else f"{f['logprob_other'][k]:.2f}",
+                "human choices": str(f["human_choices"][k]),
+                "_bold": {"log p (model 1)": f["logprob_model"][k] > f["logprob_model"][1 - k],
+                          "log p (model 2)": f["logprob_other"] is not None
+                          and f["logprob_other"][k] > f["logprob_other"][1 - k],
+                          "human choices": f["human_choices"][k] > f["human_choices"][1 - k]},
+            })
+    return out
+
+
+def _labels(condition: str, failure: dict) -> tuple[str, str]:
+    if condition == "natural_controversial":
+        return "n1", "n2"
+    if condition == "natural_vs_synthetic":
+        natural = [t is not None and t.upper().startswith("N") for t in (failure["type1"], failure["type2"])]
+        return ("n", "s") if natural[0] or not natural[1] else ("s", "n")
+    return "s1", "s2"
+
+
+def _table_html(rows: list[dict]) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
+    body = []
+    for r in rows:
+        cells = []
+        for c in TABLE_COLUMNS:
+            text = html.escape(r[c])
+            cells.append(f"<td><b>{text}</b></td>" if r["_bold"].get(c) else f"<td>{text}</td>")
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _table_markdown(rows: list[dict]) -> str:
+    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
+    for r in rows:
+        cells = [f"**{r[c]}**" if r["_bold"].get(c) and r[c] else r[c].replace("|", "\\|") for c in TABLE_COLUMNS]
+        lines.append("| " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _write_table(rows: list[dict], out: Path, stem: str) -> list[Path]:
+    csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+    with open(csv_path, "w", newline="", encoding="utf-8") as f:
+        writer = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS), extrasaction="ignore")
+        writer.writeheader()
+        writer.writerows(rows)
+    md_path.write_text(_table_markdown(rows), encoding="utf-8")
+    return [csv_path, md_path]
+
+
+# -------------------------------------------------------------------------------- index
+FIGURES = {
+    "head_to_head": lambda item: head_to_head_figure(item["data"]["comparison"], item["data"]["condition"],
+                                                     value="share_pooled", title=item["title"]),
+    "agreement": lambda item: agreement_figure(item["data"]["comparison"], item["data"]["condition"],
+                                               title=item["title"]),
+    "accept_reject": accept_reject_figure,
+    "panel": panel_figure,
+    "features": features_figure,
+}
+
+
+def _json_ready(obj):
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _json_ready(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_json_ready(v) for v in obj]
+    return obj
+
+
+def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> list[Path]:
+    """Write every item of ``report`` and ``index.html`` into ``out_dir``; returns the paths."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    exp = report["experiment"]
+    paths: list[Path] = []
+    sections = []
+    for item in report["items"]:
+        stem = f"{exp}_{item['id']}"
+        if item["kind"] == "failures":
+            rows = failure_rows(item)
+            paths += _write_table(rows, out, stem)
+            body = _table_html(rows) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
+                                        f'<a href="{stem}.md">Markdown</a></p>')
+        else:
+            paths += save_figure(FIGURES[item["kind"]](item), out, stem, formats)
+            body = (f'<a href="{stem}.svg"><img src="{stem}.png" alt="{html.escape(item["title"])}"></a>'
+                    f'<p class="files"><a href="{stem}.svg">SVG</a> · <a href="{stem}.png">PNG</a></p>')
+        sections.append(f'<section id="{item["id"]}"><h2>{html.escape(item["title"])}</h2>'
+                        f'<p>{html.escape(item["caption"])}</p>{body}</section>')
+    skipped = "".join(f"<li><b>{html.escape(k)}</b>: {html.escape(v)}</li>" for k, v in report["skipped"].items())
+    models = ", ".join(f"{html.escape(m)} ({html.escape(d)})" for m, d in report["models"].items())
+    toc = "".join(f'<li><a href="#{i["id"]}">{html.escape(i["title"])}</a></li>' for i in report["items"])
+    index = out / "index.html"
+    index.write_text(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>contstim-bench report: {html.escape(exp)} experiment</title><style>"
+        "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
+        "img{max-width:100%;border:1px solid #ddd}table{border-collapse:collapse;font-size:0.9em}"
+        "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}.files{font-size:0.85em}"
+        "</style></head><body>"
+        f"<h1>Golan et al. (2023): figures and tables of the {html.escape(exp)} experiment</h1>"
+        f"<p>Computed by contstim-bench from the human trials and the reference models' published "
+        f"log-probabilities (natural log). Models: {models}. Units: {html.escape(report['unit'])}s. "
+        f"Seed for ties among the most severe failures: {report['seed']}. All numbers: "
+        f'<a href="report.json">report.json</a>.</p><ul>{toc}</ul>'
+        + "".join(sections)
+        + (f"<h2>Not produced</h2><ul>{skipped}</ul>" if skipped else "")
+        + "</body></html>\n",
+        encoding="utf-8",
+    )
+    data = out / "report.json"
+    data.write_text(json.dumps(_json_ready(report), indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    return paths + [index, data]
