@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..scoring.spec import DEFAULT_MODEL
-from ._common import add_model_args
+from ._common import add_model_args, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="reference model of the percentile scatter (default: the most accurate one)")
     p.add_argument("--name", help="model name in the result (default: the reference name for "
                    "precomputed:NAME, else the spec)")
-    p.add_argument("--threads", type=int,
+    p.add_argument("--threads", type=positive_int,
                    help="torch CPU threads (default: torch's choice; 1 is much faster on a busy machine)")
     p.set_defaults(func=_run)
 

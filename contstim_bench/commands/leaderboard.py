@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._common import existing_folder
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -25,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     v.add_argument("files", nargs="+", metavar="FILE", help="result JSON file(s)")
     v.add_argument("--results", metavar="DIR", help="results folder whose (model, revision) pairs count as taken")
-    v.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    v.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
     v.add_argument(
         "--rescore",
         action="store_true",
@@ -38,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = lsub.add_parser("build", help="render the static site from a results folder")
     b.add_argument("--results", required=True, metavar="DIR", help="folder of result JSON files")
     b.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it is a previous site)")
-    b.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    b.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
     b.add_argument("--no-validate", action="store_true", help="skip validating the results first")
     b.set_defaults(func=_build)
 
@@ -48,7 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--private", action="store_true", help="create the repository as private")
     u.add_argument("--token", help="hub token (default: the huggingface_hub login / $HF_TOKEN)")
     u.add_argument("--endpoint", help="hub endpoint (default: $HF_ENDPOINT or huggingface.co)")
-    u.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    u.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
     u.add_argument("--no-validate", action="store_true", help="skip validating the results first")
     u.set_defaults(func=_push)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])

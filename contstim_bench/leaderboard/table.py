@@ -31,6 +31,7 @@ from scipy.stats import rankdata
 
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
 from ..schema import TRIAL_TYPES
+from ..spreadsheet import safe_cell
 from .validate import model_key
 
 MEASURES = ("accuracy", "srcs")
@@ -182,7 +183,9 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
 
 
 def rows_to_csv(rows: Sequence[dict]) -> str:
-    """The ranking rows as CSV text (columns of :data:`COLUMNS`; empty cell for ``None``)."""
+    """The ranking rows as CSV text (columns of :data:`COLUMNS`; empty cell for ``None``; a text
+    cell a spreadsheet would read as a formula, e.g. a model named ``=HYPERLINK(...)``, gets a
+    leading ``'``: :func:`contstim_bench.spreadsheet.safe_cell`)."""
     import csv
     import io
 
@@ -190,5 +193,5 @@ def rows_to_csv(rows: Sequence[dict]) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in COLUMNS})
+        writer.writerow({k: "" if row.get(k) is None else safe_cell(row.get(k)) for k in COLUMNS})
     return buf.getvalue()

@@ -101,9 +101,24 @@ def load_file(path: str | os.PathLike) -> dict:
     return parse_json(path.read_bytes(), str(path))
 
 
+def check_output_file(path: str | os.PathLike, flag: str = "--output") -> Path:
+    """``path`` if a file can be written there, checked before any work is done: ValueError when
+    it is an existing folder, or when the nearest existing parent is a file (naming it and the
+    flag)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{flag} {path} is a folder; give a file name, e.g. {path / 'result.json'}")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise ValueError(f"{flag} {path}: {parent} is a file, so no file can be written under it")
+    return path
+
+
 def write_result(result: dict, path: str | os.PathLike) -> Path:
     """Write ``result`` as indented JSON (UTF-8, keys in insertion order)."""
-    path = Path(path)
+    path = check_output_file(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
