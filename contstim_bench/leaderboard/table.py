@@ -61,6 +61,8 @@ COLUMNS = {
     "p_accuracy_vs_leader": "BH-adjusted Wilcoxon p, accuracy vs the leader's",
     "srcs_leader": "model with the highest SRCS in the panel",
     "p_srcs_vs_leader": "BH-adjusted Wilcoxon p, SRCS vs the leader's",
+    "verified": "re-scored from its model spec here and matched (false: unverified, ranked only among the unverified)",
+    "verification": "what verification found, or why the result is unverified",
 }
 
 
