@@ -78,7 +78,7 @@ def read_checked_fingerprint(folder: str | os.PathLike) -> dict:
         meta = json.loads(path.read_text(encoding="utf-8"))
         tables = meta["tables"]
         ok = isinstance(tables, dict) and meta["fingerprint"] == dataset_fingerprint(tables)
-    except (ValueError, KeyError, TypeError, AttributeError):
+    except (ValueError, KeyError, TypeError, AttributeError, RecursionError):
         ok = False
     if not ok:
         raise CorruptDatasetError(f"{path} is damaged or was edited (its fingerprint is not the one of its "

@@ -41,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..citations import GOLAN_2023
+from ..results.io import ValidationError, parse_json
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .synthetic import (
     OUTPUT_COLUMNS,
@@ -200,9 +201,10 @@ def check_or_write_run_record(plan: RunPlan) -> bool:
     path = plan.output / RUN_FILE
     if path.exists():
         try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not valid JSON ({exc}); remove the folder or choose another --output") from None
+            old = parse_json(path.read_bytes(), str(path))
+        except ValidationError as exc:
+            raise ValueError(f"{path} is not a valid run record ({'; '.join(exc.problems)}); remove the folder or "
+                             f"choose another --output") from None
         diff = sorted(k for k in set(old) | set(plan.record) if old.get(k) != plan.record.get(k))
         if diff:
             details = "; ".join(f"{k}: was {_short(old.get(k))}, now {_short(plan.record.get(k))}" for k in diff)
@@ -281,9 +283,11 @@ def read_job(path: Path, job: Job, models: Sequence[ModelEntry] | None = None) -
     checksum (edited or damaged), belongs to another job or does not record the fingerprints of
     the job's two models (``models``: the run's models)."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        record = parse_json(path.read_bytes(), str(path))  # size, depth and duplicate-key limits
+    except OSError as exc:
         raise ValueError(f"job file {path} is unreadable ({exc}); delete it to redo the job") from None
+    except ValidationError as exc:
+        raise ValueError(f"job file {path} is unreadable ({'; '.join(exc.problems)}); delete it to redo the job") from None
     if not isinstance(record, dict) or record.get("sha256") != record_checksum(record):
         raise ValueError(f"job file {path} fails its checksum: it was edited or damaged after it was written "
                          f"(or by an older version); delete it to redo the job")
