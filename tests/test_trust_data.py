@@ -142,3 +142,14 @@ def test_corrupt_pool_array_fails_the_build_even_without_the_pool_sentences(tmp_
     with pytest.raises(sources.CorruptSourceError) as err:
         build_spec(source)
     assert str(bad) in str(err.value)
+
+
+def test_precomputed_value_above_zero_is_refused(tmp_path):
+    """A (consistent) dataset whose reference log-probability is positive is not used."""
+    from contstim_bench.scoring.precomputed import reference_table
+
+    table = pa.table({"sentence": ["One two three.", "Three two one."], "bert": [-20.5, 0.25]})
+    write_dataset(DatasetSpec("contstim", "t", "mit", "d", "c", ["s"],
+                              [ConfigSpec("sentences", {"pll": table}, "sentences")]), tmp_path)
+    with pytest.raises(ValueError, match=r"'Three two one.' the log-probability 0.25, which is not a natural-log"):
+        reference_table("bert", tmp_path, split="pll")

@@ -203,3 +203,46 @@ def test_deep_json_is_refused_by_name_everywhere(tmp_path, bert, datasets):
     from contstim_bench.leaderboard.app import submit_file
 
     assert "JSON nested 100001 levels deep" in submit_file(folder / "deep.json", SHIPPED, datasets)
+
+
+def test_in_browser_csv_download_neutralises_formulas(tmp_path, datasets):
+    """The site's "Download CSV" builds the file in the browser (app.js): a model named like a
+    formula must come out as text there too."""
+    chromium = Path("/usr/bin/chromium")
+    if not chromium.exists():
+        pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
+    pytest.importorskip("playwright")
+    from playwright.sync_api import sync_playwright
+
+    folder = tmp_path / "results"
+    result = json.loads((SHIPPED / "roberta.json").read_text(encoding="utf-8"))
+    result["model"]["name"] = '=HYPERLINK("http://evil.example","x")'
+    write(folder, "evil.json", result)
+
+    def plot(result_path, out_dir, *, datasets_dir=None, formats=("png",)):
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        fig, ax = plt.subplots()
+        ax.plot([0, 1])
+        path = Path(out_dir) / "pll_accuracy.png"
+        fig.savefig(path)
+        plt.close(fig)
+        return [path]
+
+    site = build_site(folder, tmp_path / "site", validate=False, datasets_dir=datasets, plot=plot, log=lambda m: None)
+    exported = list(csv.DictReader(io.StringIO((site / "export" / "leaderboard.csv").read_text(encoding="utf-8"))))
+    assert {r["model"] for r in exported} == {"'" + result["model"]["name"]}
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(chromium), args=["--headless", "--no-sandbox", "--disable-gpu"])
+        page = browser.new_context(accept_downloads=True).new_page()
+        page.goto((site / "index.html").as_uri())
+        with page.expect_download() as info:
+            page.click("#export-csv")
+        rows = list(csv.DictReader(io.StringIO(Path(info.value.path()).read_text(encoding="utf-8"))))
+        browser.close()
+    assert {r["model"] for r in rows} == {"'" + result["model"]["name"]}
+    assert {r["verified"] for r in rows} == {"false"}
+    assert all(float(r["accuracy"]) > 0 for r in rows)  # numbers stay numbers
