@@ -16,6 +16,7 @@ from .benchmarks import get_benchmark
 from .benchmarks.contstim import evaluate_scorer
 from .benchmarks.contstim_compare import compare_logprobs, experiment_sentences
 from .results import default_plots_dir, write_result
+from .results.io import check_output_file
 from .schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
@@ -104,6 +105,10 @@ def evaluate_model(
     accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))
+    if output is not None and benchmarks is None:
+        check_output_file(output)  # before any model runs
+    elif output is not None and Path(output).is_file():
+        raise ValueError(f"--output {output} is a file; with benchmarks it is the folder receiving <identifier>.json")
     if benchmarks is not None:
         if experiments is not None or plots not in (None, False):
             raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")

@@ -37,8 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
 def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "contstim") -> int:
     """Parse ``argv`` with ``parser`` and call the chosen command's ``func``.
 
-    Package errors (ValueError, FileNotFoundError, RuntimeError) name the problem, so they are
-    printed as one line ``<prog>: error: <type>: <message>`` without a traceback (exit 1).  Any
+    Package errors (ValueError, RuntimeError) name the problem and OSErrors (FileNotFoundError,
+    IsADirectoryError, PermissionError, ...) name the file, so they are printed as one line
+    ``<prog>: error: <type>: <message>`` without a traceback (exit 1).  Any
     other exception, a KeyError included (a missing key is a bug, not a user error), keeps its
     traceback.
     """
@@ -51,8 +52,9 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        # Errors raised by the package name the problem; print them without a traceback.
+    except (ValueError, OSError, RuntimeError) as exc:
+        # Errors raised by the package name the problem, and an OSError names the file (a folder
+        # given as an output file, a permission denied, a full disk): print them without a traceback.
         name = type(exc).__name__
         print(f"{prog}: error: {name}: {exc}", file=sys.stderr)
         return 1

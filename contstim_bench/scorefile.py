@@ -7,56 +7,91 @@ from __future__ import annotations
 
 import csv
 import os
+import sys
 from pathlib import Path
 
 import numpy as np
 
-from .scoring.protocols import PromptedJudge, require_logprobs
+from .results.io import check_output_file
+from .spreadsheet import safe_cell
+from .scoring.protocols import ContextLimited, PromptedJudge, require_logprobs
 from .scoring.registry import ScoringContext, load_scorer
 
 
 def read_sentences(path: str | Path) -> list[str]:
-    """Lines of a UTF-8 file (line endings stripped).
+    """One sentence per line of a UTF-8 file, exactly as written.
 
-    FileNotFoundError names a missing file; ValueError names an empty file, a blank line (by its
-    1-based number) or bytes that are not UTF-8.
+    Lines end at ``\n`` only (a ``\r`` right before it, as in Windows files, belongs to the line
+    ending), so a vertical tab, form feed or Unicode line separator inside a sentence stays part
+    of it; leading and trailing spaces are kept; a UTF-8 byte order mark at the start of the file
+    is removed.  FileNotFoundError names a missing file; ValueError names an empty file, a blank
+    line (by its 1-based number) or bytes that are not UTF-8.
     """
     path = Path(path)
     if not path.is_file():
         raise FileNotFoundError(f"input file not found: {path}")
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text ({exc})") from None
-    lines = text.splitlines()
+    text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if lines[-1] == "":  # the newline that ends the last line
+        lines.pop()
+    lines = [line[:-1] if line.endswith("\r") else line for line in lines]
     if not lines:
         raise ValueError(f"{path} is empty: expected one sentence per line")
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             raise ValueError(f"{path} line {number} is blank: every line must hold a sentence")
-    return [line.strip() for line in lines]
+    return lines
 
 
 def write_scores(path: str | Path, sentences: list[str], logprobs, column: str = "logprob") -> None:
-    """CSV with header ``sentence,<column>`` (float64 written with repr precision)."""
-    path = Path(path)
+    """CSV with header ``sentence,<column>`` (float64 written with repr precision).  A sentence
+    that a spreadsheet would read as a formula gets a leading ``'``
+    (:func:`contstim_bench.spreadsheet.safe_cell`)."""
+    path = check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8", newline="") as fh:
         writer = csv.writer(fh)
         writer.writerow(["sentence", column])
         for sentence, value in zip(sentences, logprobs):
-            writer.writerow([sentence, repr(float(value))])
+            writer.writerow([safe_cell(sentence), repr(float(value))])
     tmp.replace(path)
 
 
+def context_warning(scorer, sentences: list[str]) -> str | None:
+    """A warning naming the lines (1-based) longer than the model's context, or None (also for
+    scorers without a known context)."""
+    if not isinstance(scorer, ContextLimited):
+        return None
+    limit = scorer.context_length()
+    if limit is None:
+        return None
+    long = [(i, n) for i, n in enumerate(scorer.token_lengths(sentences), start=1) if n > limit]
+    if not long:
+        return None
+    shown = ", ".join(f"line {i} ({n:,} tokens)" for i, n in long[:5])
+    more = f" and {len(long) - 5} more" if len(long) > 5 else ""
+    return (f"warning: {len(long)} sentence(s) are longer than the context of {scorer.spec} ({limit:,} tokens, "
+            f"start and special tokens included): {shown}{more}; the model was not trained on inputs that long")
+
+
 def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None, device=None,
-               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True) -> str:
-    """Score every line of ``input`` with the model ``spec`` and write the CSV ``output``;
-    returns a one-line summary (sentences, distinct ones, how many the model ran on)."""
+               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True, log=None) -> str:
+    """Score every line of ``input`` (:func:`read_sentences`) with the model ``spec`` and write
+    the CSV ``output``; returns a one-line summary (sentences, distinct ones, how many the model
+    ran on).  ``log`` (default: stderr) receives the warning of :func:`context_warning`."""
+    log = log or (lambda message: print(message, file=sys.stderr))
+    check_output_file(output)
     sentences = read_sentences(input)
     context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
     scorer = load_scorer(spec, context, device=device, dtype=dtype)
+    warning = context_warning(scorer, sentences)
+    if warning:
+        log(warning)
     if isinstance(scorer, PromptedJudge):
         values, column = scorer.judge(sentences), "judgment"
     else:

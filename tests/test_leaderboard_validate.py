@@ -287,9 +287,11 @@ def test_validate_and_rescore(tmp_path, bert, datasets):
     faked["experiments"] = recompute(faked, datasets)
     faked["panels"] = recompute_panels(faked, datasets)
     paths = [write(tmp_path, "faked.json", faked), write(tmp_path, "broken.json", {"format": "nope"})]
-    plain = validate_and_rescore(paths, datasets_dir=datasets)
-    assert plain[0].ok and not plain[1].ok
-    checked = validate_and_rescore(paths, datasets_dir=datasets, rescore_models=True)
+    # re-scoring is the default now (issue 15: verified only when re-scored); without it the
+    # faked file is valid but unverified
+    plain = validate_and_rescore(paths, datasets_dir=datasets, rescore_models=False)
+    assert plain[0].ok and not plain[1].ok and not plain[0].verified
+    checked = validate_and_rescore(paths, datasets_dir=datasets)
     [problem] = checked[0].problems
     assert "re-scoring" in problem and "1 sentence(s)" in problem and repr(sentence) in problem
     assert checked[1].problems == plain[1].problems

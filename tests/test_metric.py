@@ -115,11 +115,13 @@ def test_metric_bad_inputs(metric):
         with pytest.raises(ValueError, match=match):
             metric.compute(model_name="m", **rows)
 
-    bad("Mismatch in the number of predictions", predictions=[1.0] * 5)
-    bad("log-ratio of trial 2 is not finite", predictions=[1.0, 1.0, float("nan"), 1.0, 1.0, 1.0])
-    bad("log-ratio of trial 0 is not finite", predictions=[float("inf")] + [1.0] * 5)
-    bad(r"row 3 .*rating 7 is outside 1..6", references=[6, 2, 5, 7, 3, 4])
-    bad(r"row 0 .*rating 0 is outside", references=[0, 2, 5, 1, 3, 4])
+    # checked on the raw inputs before datasets casts them (analysis.metric_inputs), so the
+    # messages name the input column and position
+    bad("mismatched lengths: predictions has 5 values", predictions=[1.0] * 5)
+    bad(r"predictions\[2\] = nan", predictions=[1.0, 1.0, float("nan"), 1.0, 1.0, 1.0])
+    bad(r"predictions\[0\] = inf", predictions=[float("inf")] + [1.0] * 5)
+    bad(r"outside 1..6: references\[3\] = 7", references=[6, 2, 5, 7, 3, 4])
+    bad(r"outside 1..6: references\[0\] = 0", references=[0, 2, 5, 1, 3, 4])
     bad("unknown trial type 'random'", trial_type=["random"] * 6)
     bad(r"participant.*empty", participant=["p1", "p1", "", "p2", "p3", "p3"])
     bad("duplicated trial: participant 'p1'", pair_id=["a", "a", "a", "b", "a", "b"])

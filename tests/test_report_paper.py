@@ -262,6 +262,7 @@ def test_pll_report_table_s1_and_fig_s8b(tmp_path):
 
 
 def test_report_main_without_its_data(tmp_path, capsys):
+    (tmp_path / "ds").mkdir()
     assert cli_main(["report", "--experiment", "main", "--out", str(tmp_path / "r"),
                      "--datasets", str(tmp_path / "ds")]) == 1
     assert "contstim_Aug2021_n100_results_anon.csv" in capsys.readouterr().err

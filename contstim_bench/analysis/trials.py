@@ -13,6 +13,7 @@ Bad input raises :class:`ValueError` naming the row, column or value; nothing is
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -100,6 +101,22 @@ def _normalise_ratings(frame: pd.DataFrame) -> np.ndarray:
     return out
 
 
+def _integer_groups(frame: pd.DataFrame) -> np.ndarray:
+    """The ``group`` column as int64; ValueError names the first value that is not an integer
+    (a group of 3.5 is an error, never truncated to 3)."""
+    raw = frame["group"].to_numpy(dtype=object)
+    out = np.empty(len(raw), dtype=np.int64)
+    for i, v in enumerate(raw):
+        try:
+            f = float(v) if not isinstance(v, (bool, np.bool_, str)) else math.nan
+        except (TypeError, ValueError):
+            f = math.nan
+        if not math.isfinite(f) or f != math.floor(f):
+            raise ValueError(f"{_row_label(frame, i)}: group {v!r} is not an integer")
+        out[i] = int(f)
+    return out
+
+
 def default_unit(frame: pd.DataFrame) -> str:
     """``group`` when the trials come from more than one participant group (main), else
     ``participant`` (pll: one group of 30)."""
@@ -146,10 +163,7 @@ def prepare_trials(trials: pd.DataFrame, unit: str | None = None) -> PreparedTri
     if groups.isna().any():
         i = int(np.flatnonzero(groups.isna().to_numpy())[0])
         raise ValueError(f"{_row_label(frame, i)}: column 'group' is missing (null)")
-    try:
-        frame["group"] = groups.astype(np.int64)
-    except (TypeError, ValueError):
-        raise ValueError(f"column 'group' must hold integers, got values like {groups.iloc[0]!r}") from None
+    frame["group"] = _integer_groups(frame)
     n_groups = frame.groupby("participant")["group"].nunique()
     if (n_groups > 1).any():
         p = n_groups.index[n_groups.to_numpy() > 1][0]

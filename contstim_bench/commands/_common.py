@@ -8,6 +8,31 @@ import sys
 
 DATASETS_HELP = "folder of built datasets (default: $CONTSTIM_DATASETS)"
 
+
+def positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (``--batch-size 0`` is refused while parsing)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
+    return value
+
+
+def existing_folder(text: str) -> str:
+    """argparse type: a folder that exists (an explicit ``--datasets`` is never created silently;
+    ``contstim data build --out DIR`` builds into a new folder)."""
+    from pathlib import Path
+
+    path = Path(text).expanduser()
+    if not path.is_dir():
+        what = "is a file, not a folder" if path.exists() else "does not exist"
+        raise argparse.ArgumentTypeError(f"{text} {what}; build the datasets there first with "
+                                         f"`contstim data build --out {text}`, or leave the flag out")
+    return text
+
+
 def add_model_args(
     parser: argparse.ArgumentParser,
     *,
@@ -21,20 +46,21 @@ def add_model_args(
     limit: str | dict | None = None,
 ) -> None:
     """Add the flags shared by the commands that run a model, in this order: ``--model``
-    (required), ``--limit`` (int), ``--output`` (required), ``--datasets``, ``--device``,
-    ``--dtype``, ``--batch-size`` (int), ``--quiet``.
+    (required), ``--limit`` (:func:`positive_int`), ``--output`` (required), ``--datasets``
+    (:func:`existing_folder`), ``--device``, ``--dtype``, ``--batch-size``
+    (:func:`positive_int`), ``--quiet``.
 
     Each keyword is the command's help text of that flag, or a dict of ``add_argument`` keywords
     where a command's flag differs (``{"help": ..., "default": ..., "required": False}``, a
     ``metavar``); None leaves the flag out.
     """
     _add(parser, "--model", model, required=True)
-    _add(parser, "--limit", limit, type=int)
+    _add(parser, "--limit", limit, type=positive_int)
     _add(parser, "--output", output, required=True)
-    _add(parser, "--datasets", datasets)
+    _add(parser, "--datasets", datasets, type=existing_folder)
     _add(parser, "--device", device)
     _add(parser, "--dtype", dtype)
-    _add(parser, "--batch-size", batch_size, type=int)
+    _add(parser, "--batch-size", batch_size, type=positive_int)
     _add(parser, "--quiet", quiet, action="store_true")
 
 
@@ -51,7 +77,9 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     from ..benchmarks import get_benchmark
     from ..report import summary
     from ..results import write_result
+    from ..results.io import check_output_file
 
+    check_output_file(args.output)  # before any model runs
     result = get_benchmark(identifier).evaluate(
         args.model, datasets_dir=args.datasets, log=(lambda m: None) if args.quiet else None, limit=args.limit,
         device=args.device, batch_size=args.batch_size, progress=not args.quiet, **options)

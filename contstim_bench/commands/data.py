@@ -21,7 +21,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(validated by its layout, not its hash; recorded in the card)")
     b.set_defaults(func=_build)
 
-    i = dsub.add_parser("info", help="print configs, splits, row counts and fingerprints")
+    i = dsub.add_parser("info", help="verify the built datasets and print their configs, splits, row counts and fingerprints")
     i.add_argument("--out", "--datasets", dest="out", help="folder of built datasets")
     i.set_defaults(func=_info)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
@@ -48,22 +48,26 @@ def _build(args) -> int:
 def _info(args) -> int:
     from ..data.builders import BUILDERS
     from ..data.load import card_warnings, default_datasets_dir
-    from ..data.writer import read_fingerprint
+    from ..data.verify import CorruptDatasetError, verify_dataset
 
     out = Path(args.out) if args.out else default_datasets_dir()
-    found = False
+    found, corrupt = False, False
     for name in BUILDERS:
         folder = out / name
         try:
-            meta = read_fingerprint(folder)
+            meta = verify_dataset(folder)
         except FileNotFoundError:
             print(f"{name}: not built in {out} (run `contstim data build --out {out}`)")
             continue
+        except CorruptDatasetError as exc:
+            print(f"{name}: CORRUPT: {exc}")
+            corrupt = True
+            continue
         found = True
-        print(f"{name}  fingerprint {meta['fingerprint']}")
+        print(f"{name}  fingerprint {meta['fingerprint']} (every file verified)")
         for key, rows in meta["rows"].items():
             config, split = key.split("/")
             print(f"  {config:<30} {split:<12} {rows:>9,} rows")
         for warning in card_warnings(folder):
             print(f"  note: {warning}")
-    return 0 if found else 1
+    return 0 if found and not corrupt else 1

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..scoring.spec import DEFAULT_MODEL
-from ._common import add_model_args
+from ._common import add_model_args, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -54,7 +54,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="what a model tie (equal log-probabilities of the two sentences) scores in the accuracy: "
                         "half (0.5, the expected value of a coin flip; default), miss (0) or hit (1); "
                         "recorded in the result")
-    p.add_argument("--threads", type=int,
+    p.add_argument("--threads", type=positive_int,
                    help="torch CPU threads (default: torch's choice; 1 is much faster on a busy machine)")
     p.set_defaults(func=_run)
 

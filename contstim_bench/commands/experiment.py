@@ -4,6 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..experiment.limits import MAX_BODY_BYTES, MAX_PER_GROUP, SIGNUPS_PER_MINUTE
+from ._common import positive_int
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("experiment", help="browser experiment: export, serve, ingest human judgments")
@@ -31,7 +34,14 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "e.g. https://app.prolific.com/submissions/complete?cc={code}")
     s.add_argument("--external-id-param", default="PROLIFIC_PID",
                    help="URL query parameter recorded as the participant's platform id (default PROLIFIC_PID)")
-    s.add_argument("--max-body", type=int, default=2048, help="largest accepted request body in bytes (default 2048)")
+    s.add_argument("--max-body", type=int, default=MAX_BODY_BYTES,
+                   help=f"largest accepted request body in bytes (default {MAX_BODY_BYTES})")
+    s.add_argument("--max-per-group", type=positive_int, default=MAX_PER_GROUP,
+                   help=f"most participants per design group; later sign-ups are refused (403) as the experiment "
+                        f"is full (default {MAX_PER_GROUP}; set it to your recruitment target plus replacements)")
+    s.add_argument("--signups-per-minute", type=positive_int, default=SIGNUPS_PER_MINUTE,
+                   help=f"most sign-ups per client address and minute; more get 429 (default {SIGNUPS_PER_MINUTE}; "
+                        "behind a reverse proxy every client has the proxy's address)")
     s.set_defaults(func=_serve)
 
     i = esub.add_parser("ingest", help="turn a response database into a trials dataset")
@@ -69,7 +79,8 @@ def _serve(args) -> int:
     print(f"serving {args.dir} on http://{args.host}:{args.port}/ (responses in {args.db})", file=sys.stderr, flush=True)
     serve(args.dir, args.db, host=args.host, port=args.port, threads=args.threads,
           completion_code=args.completion_code, completion_url=args.completion_url,
-          external_id_param=args.external_id_param, max_body_bytes=args.max_body)
+          external_id_param=args.external_id_param, max_body_bytes=args.max_body,
+          max_per_group=args.max_per_group, signups_per_minute=args.signups_per_minute)
     return 0
 
 

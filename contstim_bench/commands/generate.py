@@ -14,6 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from ._common import positive_int
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate controversial sentence pairs and experiment designs",
@@ -49,7 +51,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                    help="causal shortlist threshold, natural log (default -10)")
     s.add_argument("--device", default=None, help="torch device (default: the process's accelerate device)")
     s.add_argument("--dtype", default=None, help="model dtype (default float32)")
-    s.add_argument("--batch-size", type=int, default=None)
+    s.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
     s.add_argument("--no-cache", action="store_true", help="do not use the on-disk score cache")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
     s.add_argument("--output", required=True, metavar="DIR", help="run folder (created; resumed when it exists)")
@@ -76,7 +78,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     n.add_argument("--solver", choices=("cbc", "highs"), default="cbc")
     n.add_argument("--device", default=None)
     n.add_argument("--dtype", default=None)
-    n.add_argument("--batch-size", type=int, default=None)
+    n.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
     n.add_argument("--no-cache", action="store_true")
     n.add_argument("--quiet", action="store_true")
     n.add_argument("--output", required=True, metavar="DIR")

@@ -4,6 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ._common import existing_folder
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -15,31 +17,32 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     v = lsub.add_parser(
         "validate",
-        help="check result files (schema, benchmark, log-probabilities, recomputed scores, duplicates)",
+        help="check result files (schema, benchmark, log-probabilities, recomputed scores, duplicates) and "
+             "verify them by re-scoring their model spec",
         description=(
             "Check result JSON files: schema; every score recomputed from the submitted per-sentence "
-            "log-probabilities must match within 1e-9; every benchmark sentence present and finite; "
-            "dataset fingerprint and result format known; no duplicate (model, revision) among the "
-            "files or in --results. Nothing in a file is executed and no model is loaded."
+            "log-probabilities must match within 1e-9; every benchmark sentence present, finite and at most 0; "
+            "dataset fingerprint and result format known; reference model names reserved for precomputed:<name>; "
+            "no duplicate (model, revision) among the files or in --results. Nothing in a file is executed. "
+            "Then each valid file's model spec is loaded and re-scores every sentence (--no-rescore skips it): "
+            "a match makes it VERIFIED, a difference refuses it, and a spec that cannot be loaded here leaves it "
+            "valid but UNVERIFIED (listed apart on the leaderboard, never ranked with verified models)."
         ),
     )
     v.add_argument("files", nargs="+", metavar="FILE", help="result JSON file(s)")
     v.add_argument("--results", metavar="DIR", help="results folder whose (model, revision) pairs count as taken")
-    v.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
-    v.add_argument(
-        "--rescore",
-        action="store_true",
-        help="also load each file's model spec and re-score its sentences (off by default: validation loads no model)",
-    )
-    v.add_argument("--rescore-tolerance", type=float, default=1e-4, help="absolute tolerance in nats for --rescore")
-    v.add_argument("--device", help="device for --rescore (e.g. cpu, cuda)")
+    v.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    _add_rescore_args(v)
     v.set_defaults(func=_validate)
 
-    b = lsub.add_parser("build", help="render the static site from a results folder")
+    b = lsub.add_parser("build", help="render the static site from a results folder (verified and unverified "
+                                      "entries in separate tables)")
     b.add_argument("--results", required=True, metavar="DIR", help="folder of result JSON files")
     b.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it is a previous site)")
-    b.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
-    b.add_argument("--no-validate", action="store_true", help="skip validating the results first")
+    b.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    b.add_argument("--no-validate", action="store_true",
+                   help="skip validating the results first (then nothing is verified: every entry is listed as unverified)")
+    _add_rescore_args(b)
     b.set_defaults(func=_build)
 
     u = lsub.add_parser("push", help="publish a results folder as a Hugging Face dataset repository")
@@ -48,35 +51,54 @@ def register(sub: argparse._SubParsersAction) -> None:
     u.add_argument("--private", action="store_true", help="create the repository as private")
     u.add_argument("--token", help="hub token (default: the huggingface_hub login / $HF_TOKEN)")
     u.add_argument("--endpoint", help="hub endpoint (default: $HF_ENDPOINT or huggingface.co)")
-    u.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
-    u.add_argument("--no-validate", action="store_true", help="skip validating the results first")
+    u.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    u.add_argument("--no-validate", action="store_true",
+                   help="skip validating the results first (then every entry is published as unverified)")
+    _add_rescore_args(u)
     u.set_defaults(func=_push)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _add_rescore_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--rescore", action=argparse.BooleanOptionalAction, default=True,
+        help="load each valid file's model spec and re-score its sentences (default: on); a match makes the entry "
+             "verified, a difference refuses it, a spec that cannot be loaded leaves it unverified with the reason; "
+             "--no-rescore loads no model and leaves every entry unverified",
+    )
+    parser.add_argument("--rescore-tolerance", type=float, default=1e-4,
+                        help="absolute tolerance in nats per sentence when re-scoring (default 1e-4)")
+    parser.add_argument("--device", help="device for re-scoring (e.g. cpu, cuda)")
 
 
 def _validate(args) -> int:
     from ..leaderboard.validate import validate_and_rescore
 
     checked = validate_and_rescore(args.files, args.results, args.datasets, rescore_models=args.rescore,
-                                   tolerance=args.rescore_tolerance, device=args.device)
+                                   tolerance=args.rescore_tolerance, device=args.device,
+                                   log=lambda m: print(m, file=sys.stderr))
     for c in checked:
         if c.ok:
             name, rev = c.key
             n = len(c.result["logprobs"])
-            print(f"OK {c.source}: model {name!r} revision {rev[:12]}, {n} sentences, experiments {', '.join(c.result['experiments'])}")
+            print(f"OK {c.source}: model {name!r} revision {rev[:12]}, {n} sentences, experiments "
+                  f"{', '.join(c.result['experiments'])}; {c.verification}")
         else:
             print(f"INVALID {c.source}:")
             for problem in c.problems:
                 print(f"  - {problem}")
     bad = sum(not c.ok for c in checked)
-    print(f"{len(checked) - bad} valid, {bad} invalid", file=sys.stderr)
+    verified = sum(c.ok and c.verified for c in checked)
+    print(f"{len(checked) - bad} valid ({verified} verified, {len(checked) - bad - verified} unverified), {bad} invalid",
+          file=sys.stderr)
     return 1 if bad else 0
 
 
 def _build(args) -> int:
     from ..leaderboard.site import build_site
 
-    out = build_site(args.results, args.out, validate=not args.no_validate, datasets_dir=args.datasets)
+    out = build_site(args.results, args.out, validate=not args.no_validate, datasets_dir=args.datasets,
+                     rescore=args.rescore, tolerance=args.rescore_tolerance, device=args.device)
     print(f"wrote {out / 'index.html'}")
     return 0
 
@@ -92,6 +114,9 @@ def _push(args) -> int:
         endpoint=args.endpoint,
         validate=not args.no_validate,
         datasets_dir=args.datasets,
+        rescore=args.rescore,
+        tolerance=args.rescore_tolerance,
+        device=args.device,
     )
     print(f"pushed {args.results} to {url}")
     return 0

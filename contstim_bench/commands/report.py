@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import DATASETS_HELP
+from ._common import DATASETS_HELP, existing_folder
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,7 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--experiment", choices=["main", "pll"], required=True, help="experiment to report")
     p.add_argument("--out", required=True, metavar="DIR", help="folder for index.html, report.json, figures and tables")
     p.add_argument("--seed", type=int, default=0, help="seed for ties among the most severe failures (default 0)")
-    p.add_argument("--datasets", help=DATASETS_HELP)
+    p.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     p.add_argument("--source", metavar="DIR", help="raw-data folder for the sentence features of Fig. S7 "
                    "(default: $CONTSTIM_DATA_DIR, ../shared/data, the user cache, then download)")
     p.set_defaults(func=_run)

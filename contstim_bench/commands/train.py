@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import argparse
 
+from ._common import positive_int
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("train", help="train an n-gram (KenLM ARPA), RNN or LSTM language model")
@@ -37,7 +39,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         r.add_argument("--seed", type=int, default=0, help="seed of the initial weights and the sentence order")
         r.add_argument("--max-vocab", type=int, default=None, help="keep the N most frequent words (others -> <unk>)")
         r.add_argument("--min-count", type=int, default=1, help="drop words seen fewer times (-> <unk>)")
-        r.add_argument("--batch-size", type=int, default=64, help="sentences per optimisation step")
+        r.add_argument("--batch-size", type=positive_int, default=64, help="sentences per optimisation step")
         r.add_argument("--lr", type=float, default=0.002, help="Adam learning rate (default: the paper's 0.002)")
         r.add_argument("--embed-size", type=int, default=256, help="embedding size (default: the paper's 256)")
         r.add_argument("--hidden-size", type=int, default=512, help="hidden-state size (default: the paper's 512)")

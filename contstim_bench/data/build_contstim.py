@@ -206,17 +206,20 @@ def build_spec(source: Source = None, main_results_csv: str | os.PathLike | None
     function_words = function_words_table(safe_pickle.load(res(PREPS)))
 
     pool = {"synthesis": pool_table(read_lines(res(POOL_SYNTHESIS).read_text(encoding="utf-8"), "synthesis pool"), MAIN_MODELS)}
+    # the pool's precomputed log-probabilities are verified whether or not its sentences are here
+    arrays = load_pool_arrays(res)
     selection_path = _resolve_optional(POOL_SELECTION, source)
     if selection_path is None:
         src = sources.entry(POOL_SELECTION)
+        n = len(next(iter(arrays.values())))
         notes.append(
-            f"- MISSING: the `natural_pool` split `selection` (231,725 sentences) was not built: its "
+            f"- MISSING: the `natural_pool` split `selection` ({n:,} sentences) was not built: its "
             f"source {POOL_SELECTION!r} is not available. Get it from {src.url} (git blob SHA-1 "
-            f"{src.url_blob_sha1}) and rebuild; its precomputed log-probabilities are already verified."
+            f"{src.url_blob_sha1}) and rebuild; its precomputed log-probabilities ({len(arrays)} arrays of "
+            f"{n:,} values) were verified by git blob SHA-1, shape and range in this build."
         )
     else:
         provenance.append(POOL_SELECTION)
-        arrays = {m: _load_npy(res(POOL_PROBS.format(model=m))) for m in MAIN_MODELS}
         lines = read_lines(selection_path.read_text(encoding="utf-8"), "selection pool")
         pool["selection"] = pool_table(lines, MAIN_MODELS, arrays, "selection pool")
     res(LICENSE_FILE)
@@ -245,10 +248,31 @@ def build_spec(source: Source = None, main_results_csv: str | os.PathLike | None
     )
 
 
-def _load_npy(path: Path):
+def load_pool_arrays(resolve) -> dict:
+    """The selection pool's precomputed natural-log probabilities, one float64 array per model
+    of :data:`MAIN_MODELS`, each resolved with ``resolve`` (verified by git blob SHA-1 against the
+    manifest) and checked: a 1-D float64 array, the same length for every model, no NaN, no value
+    above 0 (``-inf`` is kept as published).  CorruptSourceError / ValueError name the file."""
     import numpy as np
 
-    return np.load(path, allow_pickle=False)
+    arrays = {}
+    for model in MAIN_MODELS:
+        path = resolve(POOL_PROBS.format(model=model))
+        try:
+            arr = np.load(path, allow_pickle=False)
+        except ValueError as exc:
+            raise ValueError(f"{path} is not a plain numpy array: {exc}") from None
+        if arr.dtype != np.float64 or arr.ndim != 1:
+            raise ValueError(f"{path}: expected a 1-D float64 array of log-probabilities, got {arr.dtype} {arr.shape}")
+        bad = np.flatnonzero(np.isnan(arr) | (arr > 0))
+        if bad.size:
+            raise ValueError(f"{path}: {bad.size} value(s) are NaN or above 0 (not natural-log probabilities), "
+                             f"e.g. line {int(bad[0])}: {arr[bad[0]]!r}")
+        arrays[model] = arr
+    lengths = {m: len(a) for m, a in arrays.items()}
+    if len(set(lengths.values())) > 1:
+        raise ValueError(f"the selection pool's precomputed log-probability arrays differ in length: {lengths}")
+    return arrays
 
 
 def _model_lines() -> str:

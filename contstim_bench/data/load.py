@@ -11,9 +11,10 @@ from pathlib import Path
 
 from .builders import build
 from .paths import ENV_DATASETS, default_datasets_dir
+from .verify import CorruptDatasetError, verify_dataset
 from .writer import FINGERPRINT_FILE, read_fingerprint
 
-__all__ = ["ENV_DATASETS", "card_warnings", "dataset_dir", "default_datasets_dir", "fingerprint", "load_config"]
+__all__ = ["ENV_DATASETS", "CorruptDatasetError", "card_warnings", "dataset_dir", "default_datasets_dir", "fingerprint", "load_config"]
 
 
 def dataset_dir(
@@ -21,8 +22,15 @@ def dataset_dir(
     datasets_dir: str | os.PathLike | None = None,
     source: str | os.PathLike | None = None,
     build_if_missing: bool = True,
+    verify: bool = True,
 ) -> Path:
-    """Folder of built dataset ``name``; built from raw sources first when missing."""
+    """Folder of built dataset ``name``; built from raw sources first when missing.
+
+    With ``verify`` (the default) every file of the dataset is checked against its
+    ``fingerprint.json`` (:func:`.verify.verify_dataset`, once per process and file state): a
+    changed or damaged file raises :class:`.verify.CorruptDatasetError` naming it.  Only code that
+    hashes the content itself (the leaderboard's experiment fingerprints) passes False.
+    """
     root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
     folder = root / name
     if not (folder / FINGERPRINT_FILE).exists():
@@ -31,12 +39,15 @@ def dataset_dir(
                 f"dataset {name!r} is not built in {root}; run `contstim data build --out {root}`"
             )
         build(name, root, source=source)
+    if verify:
+        verify_dataset(folder)
     return folder
 
 
 def fingerprint(name: str, datasets_dir: str | os.PathLike | None = None) -> str:
     """Content fingerprint of a built dataset (:func:`.writer.dataset_fingerprint`: sha256 over
-    the canonical digests of its decoded tables, the same on every machine and library version)."""
+    the canonical digests of its decoded tables, the same on every machine and library version),
+    after every file was verified to still match it."""
     return read_fingerprint(dataset_dir(name, datasets_dir))["fingerprint"]
 
 

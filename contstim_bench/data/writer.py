@@ -6,7 +6,9 @@ split=...)``)::
     DIR/<name>/README.md                       card: YAML header (configs, license, ...) + text
     DIR/<name>/<config>/<split>.parquet         one file per (config, split)
     DIR/<name>/fingerprint.json                 content fingerprint of the dataset and of
-                                                every table, plus each parquet file's sha256
+                                                every table, plus each parquet file's and the
+                                                card's sha256 (verified on every load:
+                                                :mod:`.verify`)
 
 Fingerprints are over *content*, not bytes: :func:`table_digest` hashes a decoded table in a
 canonical form (column names and arrow types, then the rows sorted, each serialised as JSON with
@@ -252,8 +254,9 @@ def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike) -> Path:
                 f"{cfg.name}/{split}": t.num_rows for cfg in spec.configs for split, t in cfg.splits.items()
             },
         }
-        (tmp / FINGERPRINT_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         (tmp / "README.md").write_text(_card(spec, files, whole), encoding="utf-8")
+        meta["card_sha256"] = sha256_file(tmp / "README.md")  # the card names the files loaders read
+        (tmp / FINGERPRINT_FILE).write_text(json.dumps(meta, indent=2) + "\n")
         if final.exists():
             shutil.rmtree(final)
         os.replace(tmp, final)

@@ -236,7 +236,9 @@ def read_design(path: str | os.PathLike) -> pd.DataFrame:
     into a design with :func:`design_from_trials`; the per-participant columns of the ``trials``
     layout (experiment, rating, confidence, reaction time) are ignored when present.
     """
-    file = _design_file(Path(path))
+    from ..data.verify import verify_parquet
+
+    file = verify_parquet(_design_file(Path(path)))  # a design written as a dataset is checked
     try:
         frame = pq.read_table(file).to_pandas()
     except (OSError, pa.ArrowInvalid) as exc:

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..results.io import ValidationError, parse_json
 from .design import DESIGN_COLUMNS, read_design, validate_design
 
 FORMAT = "contstim-experiment/1"
@@ -150,9 +151,9 @@ def load_experiment(export_dir: str | os.PathLike) -> Experiment:
         if not (folder / name).is_file():
             raise FileNotFoundError(f"exported experiment {folder} lacks {name}; export it again")
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+        meta = parse_json(path.read_bytes(), str(path))  # size, depth and duplicate-key limits
+    except ValidationError as exc:
+        raise ValueError(f"{path} is not valid JSON: {'; '.join(exc.problems)}") from None
     if meta.get("format") != FORMAT:
         raise ValueError(f"{path}: unknown format {meta.get('format')!r} (expected {FORMAT!r})")
     design = validate_design(pd.DataFrame(meta["trials"], columns=list(DESIGN_COLUMNS)))

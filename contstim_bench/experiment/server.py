@@ -6,8 +6,13 @@ Routes (every error is JSON ``{"error": "<what is wrong>"}`` with a 4xx status):
   else of the export folder (the design, the database) is served.
 - ``GET /api/config``: ``title``, ``external_id_param`` (the URL query parameter recorded as the
   participant's recruitment-platform id, e.g. ``PROLIFIC_PID``).
-- ``POST /api/participants`` body ``{"external_id": str | null}``: 201 ``{"token", "n_trials"}``;
-  a new participant in the least-filled group with a per-participant order and sides.
+- ``POST /api/participants`` body ``{"external_id": str | null}``: 201 ``{"token", "n_trials",
+  "resumed": false}``, a new participant in the least-filled group with a per-participant order
+  and sides; or 200 ``{..., "resumed": true}`` when a participant with that platform id exists
+  (one participant per platform id: the returning id gets a new token for its own trials, where it
+  stopped; the old token stops working).  403 when every group has ``max_per_group``
+  participants, 429 (with ``Retry-After``) when one client address signs up more than
+  ``signups_per_minute`` times in a minute.
 - ``GET /api/state`` (header ``Authorization: Bearer <token>``): 200 ``{n_trials, n_answered,
   trial: {id, left, right} | null, done, completion_code, completion_url}``; the completion
   fields are set only once every trial is answered.
@@ -17,22 +22,31 @@ Routes (every error is JSON ``{"error": "<what is wrong>"}`` with a 4xx status):
   that is not the participant's, 409 an answered trial or one that is not the current trial,
   413 a body over the size limit, 415 a body that is not JSON.
 
-A participant only ever reaches rows keyed by the sha256 of its own token.
+Request bodies are parsed by :func:`parse_body` (the package's one reader of untrusted JSON,
+:func:`contstim_bench.results.io.parse_json`): at most ``max_body_bytes``, nesting at most
+:data:`MAX_JSON_DEPTH`, no duplicate keys, an object at the top; anything else is a 400 naming
+the problem, never a 500.  A participant only ever reaches rows keyed by the sha256 of its own
+token.
 """
 from __future__ import annotations
 
 import math
 import os
 import re
+import threading
+import time
+from collections import deque
 from pathlib import Path
 
 from flask import Flask, Response, jsonify, request, send_from_directory
 from werkzeug.exceptions import HTTPException
 
+from ..results.io import ValidationError, parse_json
+from ..spreadsheet import FORMULA_PREFIXES
 from .export import STATIC_FILES, load_experiment
+from .limits import MAX_BODY_BYTES, MAX_JSON_DEPTH, MAX_PER_GROUP, SIGNUPS_PER_MINUTE
 from .store import Participant, Store, TrialError
 
-MAX_BODY_BYTES = 2048
 MAX_EXTERNAL_ID = 128
 MAX_REACTION_TIME_MS = 24 * 3600 * 1000.0
 RATINGS = range(1, 7)
@@ -46,16 +60,78 @@ CSP = (
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, message: str):
+    def __init__(self, status: int, message: str, headers: dict | None = None):
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or {}
 
 
-def _error(status: int, message: str) -> Response:
+def _error(status: int, message: str, headers: dict | None = None) -> Response:
     resp = jsonify(error=message)
     resp.status_code = status
+    for key, value in (headers or {}).items():
+        resp.headers[key] = value
     return resp
+
+
+def parse_body(body: bytes, max_bytes: int = MAX_BODY_BYTES) -> dict:
+    """A request body as a JSON object; :class:`ApiError` 413 when it is over ``max_bytes``, 400
+    naming the problem for anything but a plain JSON object (malformed, nested deeper than
+    :data:`MAX_JSON_DEPTH`, duplicate keys, not UTF-8)."""
+    if len(body) > max_bytes:
+        raise ApiError(413, f"request body of {len(body)} bytes exceeds the limit of {max_bytes} bytes")
+    try:
+        return parse_json(body, "request body", max_bytes=max_bytes, max_depth=MAX_JSON_DEPTH)
+    except ValidationError as exc:
+        message = "; ".join(exc.problems)
+        if message.startswith("top level must be"):
+            message = "request body is not a JSON object"
+        raise ApiError(400, f"request body: {message}") from None
+
+
+def check_external_id(external) -> str | None:
+    """The platform id of a sign-up, or :class:`ApiError` 400: 1..128 printable ASCII characters
+    without spaces, not starting with a spreadsheet formula prefix (``= + - @``)."""
+    if external is None:
+        return None
+    if not isinstance(external, str) or not _EXTERNAL_RE.match(external):
+        raise ApiError(400, f"external_id must be 1-{MAX_EXTERNAL_ID} printable ASCII characters without spaces")
+    if external.startswith(FORMULA_PREFIXES):
+        raise ApiError(400, "external_id must not start with =, +, - or @ (a spreadsheet would read it as a formula)")
+    return external
+
+
+class SignupLimiter:
+    """At most ``per_minute`` sign-ups per client address in any 60-second window (thread-safe;
+    addresses without a sign-up in the last minute are forgotten, so memory stays bounded by the
+    recent clients)."""
+
+    WINDOW_S = 60.0
+
+    def __init__(self, per_minute: int, clock=time.monotonic):
+        if per_minute < 1:
+            raise ValueError(f"sign-ups per minute must be >= 1, got {per_minute}")
+        self.per_minute = per_minute
+        self.clock = clock
+        self._lock = threading.Lock()
+        self._seen: dict[str, deque] = {}
+
+    def check(self, client: str) -> None:
+        """Record one sign-up of ``client``; :class:`ApiError` 429 when it is one too many."""
+        now = self.clock()
+        with self._lock:
+            if len(self._seen) > 10_000:
+                for key in [k for k, q in self._seen.items() if not q or now - q[-1] >= self.WINDOW_S]:
+                    del self._seen[key]
+            times = self._seen.setdefault(client, deque())
+            while times and now - times[0] >= self.WINDOW_S:
+                times.popleft()
+            if len(times) >= self.per_minute:
+                retry = max(1, int(self.WINDOW_S - (now - times[0])) + 1)
+                raise ApiError(429, f"too many sign-ups from this address ({self.per_minute} per minute); "
+                                    f"retry in {retry} s", headers={"Retry-After": str(retry)})
+            times.append(now)
 
 
 def _check_completion_url(url: str | None) -> None:
@@ -73,12 +149,16 @@ def create_app(
     completion_url: str | None = None,
     external_id_param: str = "PROLIFIC_PID",
     max_body_bytes: int = MAX_BODY_BYTES,
+    max_per_group: int = MAX_PER_GROUP,
+    signups_per_minute: int = SIGNUPS_PER_MINUTE,
 ) -> Flask:
     """The Flask app serving the experiment exported to ``export_dir`` and storing responses in
     ``db_path`` (created if absent; refused if it belongs to another export).
 
     ``completion_code`` is shown on the end page (e.g. the Prolific completion code);
-    ``completion_url`` a link there, ``{code}`` replaced by the code.
+    ``completion_url`` a link there, ``{code}`` replaced by the code.  ``max_per_group``: most
+    participants per design group; ``signups_per_minute``: most sign-ups per client address and
+    minute (the address the server sees: behind a reverse proxy, that of the proxy).
     """
     experiment = load_experiment(export_dir)
     _check_completion_url(completion_url)
@@ -88,6 +168,9 @@ def create_app(
         raise ValueError(f"external id parameter {external_id_param!r} must be 1-64 letters, digits, '_', '.' or '-'")
     if max_body_bytes < 256:
         raise ValueError(f"max body size {max_body_bytes} bytes is too small (at least 256)")
+    if max_per_group < 1:
+        raise ValueError(f"max participants per group must be >= 1, got {max_per_group}")
+    limiter = SignupLimiter(signups_per_minute)
     store = Store(db_path, experiment)
     static_dir = Path(export_dir).resolve()
     app = Flask(__name__, static_folder=None)
@@ -111,17 +194,14 @@ def create_app(
     def json_body() -> dict:
         if not request.is_json:
             raise ApiError(415, "request body must be JSON (Content-Type: application/json)")
-        data = request.get_json(silent=True)
-        if not isinstance(data, dict):
-            raise ApiError(400, "request body is not a JSON object")
-        return data
+        return parse_body(request.get_data(cache=False), max_body_bytes)
 
     def state_payload(state: dict) -> dict:
         return {**state, **(completion() if state["done"] else {"completion_code": None, "completion_url": None})}
 
     @app.errorhandler(ApiError)
     def _api_error(exc: ApiError):
-        return _error(exc.status, exc.message)
+        return _error(exc.status, exc.message, exc.headers)
 
     @app.errorhandler(TrialError)
     def _trial_error(exc: TrialError):
@@ -172,12 +252,11 @@ def create_app(
         unknown = sorted(set(data) - {"external_id"})
         if unknown:
             raise ApiError(400, f"unknown field(s) {unknown}; allowed: ['external_id']")
-        external = data.get("external_id")
-        if external is not None and (not isinstance(external, str) or not _EXTERNAL_RE.match(external)):
-            raise ApiError(400, f"external_id must be 1-{MAX_EXTERNAL_ID} printable ASCII characters without spaces")
-        token, _, n_trials = store.create_participant(external)
-        resp = jsonify(token=token, n_trials=n_trials)
-        resp.status_code = 201
+        external = check_external_id(data.get("external_id"))
+        limiter.check(request.remote_addr or "?")
+        token, _, n_trials, resumed = store.create_participant(external, max_per_group=max_per_group)
+        resp = jsonify(token=token, n_trials=n_trials, resumed=resumed)
+        resp.status_code = 200 if resumed else 201
         return resp
 
     @app.get("/api/state")

@@ -8,7 +8,8 @@ Tables:
   ``group`` stored as ``group_id``), copied from the export so that the database alone can be
   ingested.
 - ``participants(id, token_sha256, group_id, external_id, created_at)``: only the sha256 of a
-  participant's token is stored (the token itself is a credential held by the browser).
+  participant's token is stored (the token itself is a credential held by the browser); one row
+  per platform id (``external_id``): a returning id gets a new token for the same row.
 - ``assignments(participant_id, position, design_trial, swapped)``: the trial list of one
   participant, position 1..n in the order shown; ``swapped`` = 1 when the design's sentence2
   is shown on the left.
@@ -49,6 +50,7 @@ CREATE TABLE IF NOT EXISTS design_trials(
 CREATE TABLE IF NOT EXISTS participants(
     id INTEGER PRIMARY KEY, token_sha256 TEXT NOT NULL UNIQUE, group_id INTEGER NOT NULL,
     external_id TEXT, created_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS participants_external_id ON participants(external_id);
 CREATE TABLE IF NOT EXISTS assignments(
     participant_id INTEGER NOT NULL REFERENCES participants(id), position INTEGER NOT NULL,
     design_trial INTEGER NOT NULL, swapped INTEGER NOT NULL CHECK(swapped IN (0, 1)),
@@ -154,14 +156,32 @@ class Store:
             self._local.conn = None
 
     # participants ------------------------------------------------------------------------
-    def create_participant(self, external_id: str | None) -> tuple[str, Participant, int]:
+    def create_participant(self, external_id: str | None,
+                           max_per_group: int | None = None) -> tuple[str, Participant, int, bool]:
         """A new participant in the least-filled group (ties broken at random) with its own
-        trial order and sides; returns ``(token, participant, n_trials)``."""
+        trial order and sides; returns ``(token, participant, n_trials, resumed)``.
+
+        One participant per platform id: when ``external_id`` is already known, that participant
+        gets a new token (the old one stops working) and keeps its group, trials and answers
+        (``resumed`` True).  TrialError 403 when every group already has ``max_per_group``
+        participants.  Both checks run in the write transaction, so concurrent sign-ups cannot
+        pass them twice.
+        """
         exp = self.experiment
         token = secrets.token_urlsafe(TOKEN_BYTES)
         with self._write() as c:
+            if external_id is not None:
+                row = c.execute("SELECT id, group_id FROM participants WHERE external_id = ? ORDER BY id LIMIT 1",
+                                (external_id,)).fetchone()
+                if row is not None:
+                    c.execute("UPDATE participants SET token_sha256 = ? WHERE id = ?", (token_digest(token), row[0]))
+                    n = c.execute("SELECT COUNT(*) FROM assignments WHERE participant_id = ?", (row[0],)).fetchone()[0]
+                    return token, Participant(int(row[0]), int(row[1])), int(n), True
             counts = dict(c.execute("SELECT group_id, COUNT(*) FROM participants GROUP BY group_id").fetchall())
             fewest = min(counts.get(g, 0) for g in exp.groups)
+            if max_per_group is not None and fewest >= max_per_group:
+                raise TrialError(403, f"the experiment is full: each of its {len(exp.groups)} group(s) has "
+                                      f"{max_per_group} participants")
             group = self._rng.choice([g for g in exp.groups if counts.get(g, 0) == fewest])
             cur = c.execute(
                 "INSERT INTO participants(token_sha256, group_id, external_id, created_at) VALUES (?, ?, ?, ?)",
@@ -178,7 +198,7 @@ class Store:
             c.executemany(
                 "INSERT INTO assignments(participant_id, position, design_trial, swapped) VALUES (?, ?, ?, ?)", rows
             )
-        return token, Participant(pid, group), len(rows)
+        return token, Participant(pid, group), len(rows), False
 
     def participant(self, token: str) -> Participant | None:
         row = self._conn().execute(

@@ -59,7 +59,9 @@ def read_natural_pairs(source: str | os.PathLike) -> pd.DataFrame:
             raise FileNotFoundError(f"{source}: no natural_controversial_pairs table (run `contstim generate natural`)")
     if not path.is_file():
         raise FileNotFoundError(f"natural pair table not found: {path}")
-    frame = pd.read_parquet(path)
+    from contstim_bench.data.verify import verify_parquet
+
+    frame = pd.read_parquet(verify_parquet(path))  # a generated dataset is checked like a built one
     missing = [c for c in ("model_1", "model_2", "sentence1", "sentence2") if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: natural pair table lacks column(s) {missing}")

@@ -92,7 +92,9 @@ def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | o
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file not found: {path}")
     if path.suffix == ".parquet":
-        return vocabulary_from_table(pd.read_parquet(path), str(path))
+        from contstim_bench.data.verify import verify_parquet
+
+        return vocabulary_from_table(pd.read_parquet(verify_parquet(path)), str(path))
     if path.suffix == ".csv":
         return vocabulary_from_table(pd.read_csv(path), str(path))
     lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]

@@ -5,7 +5,9 @@ S1 and S2 of one triplet (:func:`contstim_bench.generate.synthetic.synthesize_tr
 output folder holds::
 
     OUTPUT/run.json                         the run's arguments (a resume must match them)
-    OUTPUT/jobs/<i>-<j>_<line>.json         one file per finished job (the only completion record)
+    OUTPUT/jobs/<i>-<j>_<line>.json         one file per finished job (the only completion record):
+                                            its triplet, the content fingerprint of both models and
+                                            a sha256 checksum of the record
     OUTPUT/running/p<k>.json                the job process k is working on (progress display)
     OUTPUT/triplets/                        the triplet dataset (config ``synthetic_triplets``)
 
@@ -17,6 +19,12 @@ is written atomically (a temporary file renamed into place), so a run killed at 
 restarted with the same arguments, on any number of processes, skips the finished jobs, redoes
 only the unfinished ones and ends with output identical to an uninterrupted run.  After a
 barrier, process 0 assembles the triplet table from the job files in job order.
+
+A resume trusts nothing it did not check: a job file whose checksum fails (edited or damaged) is
+refused with its name, and so is a run in which a model's content changed (e.g. an ``.arpa``
+retrained at the same path): every model a process loads is compared with the fingerprint the
+finished job files recorded for it, and the assembly checks that every job of a model used the
+same content, so one output never mixes two versions of a model.
 """
 from __future__ import annotations
 
@@ -33,6 +41,7 @@ import numpy as np
 import pyarrow as pa
 
 from ..citations import GOLAN_2023
+from ..results.io import ValidationError, parse_json
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .synthetic import (
     OUTPUT_COLUMNS,
@@ -46,7 +55,7 @@ from .synthetic import (
 RUN_FILE = "run.json"
 JOBS_DIR = "jobs"
 RUNNING_DIR = "running"
-RUN_FORMAT = 1
+RUN_FORMAT = 2  # 2: job files carry model fingerprints and a checksum
 
 
 @dataclass(frozen=True)
@@ -192,9 +201,10 @@ def check_or_write_run_record(plan: RunPlan) -> bool:
     path = plan.output / RUN_FILE
     if path.exists():
         try:
-            old = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path} is not valid JSON ({exc}); remove the folder or choose another --output") from None
+            old = parse_json(path.read_bytes(), str(path))
+        except ValidationError as exc:
+            raise ValueError(f"{path} is not a valid run record ({'; '.join(exc.problems)}); remove the folder or "
+                             f"choose another --output") from None
         diff = sorted(k for k in set(old) | set(plan.record) if old.get(k) != plan.record.get(k))
         if diff:
             details = "; ".join(f"{k}: was {_short(old.get(k))}, now {_short(plan.record.get(k))}" for k in diff)
@@ -212,18 +222,36 @@ def _short(value) -> str:
 
 
 class _ModelPool:
-    """Scorers loaded on demand and dropped once no remaining job of this process needs them."""
+    """Scorers loaded on demand and dropped once no remaining job of this process needs them.
 
-    def __init__(self, models: list[ModelEntry], loader):
+    ``recorded`` maps a model name to ``(content fingerprint, job file)`` as the finished jobs
+    recorded it; a model whose content differs is refused when it is loaded."""
+
+    def __init__(self, models: list[ModelEntry], loader, recorded: dict[str, tuple[str, str]] | None = None):
         self.models = models
         self.loader = loader
         self.loaded: dict[int, SearchModel] = {}
+        self.recorded = dict(recorded or {})
 
     def get(self, i: int) -> SearchModel:
         if i not in self.loaded:
             m = self.models[i]
-            self.loaded[i] = SearchModel(name=m.name, scorer=self.loader(m.spec), spec=m.spec)
+            scorer = self.loader(m.spec)
+            fp = scorer.fingerprint()
+            if m.name in self.recorded and self.recorded[m.name][0] != fp:
+                old, path = self.recorded[m.name]
+                raise ValueError(
+                    f"model {m.name!r} ({m.spec}) changed since this run started: its content fingerprint is now "
+                    f"{fp[:16]}, but the finished job file {path} was computed with {old[:16]}; one output must not "
+                    f"mix two versions of a model: choose another --output, or delete {Path(path).parent} to redo "
+                    f"every job with the new model"
+                )
+            self.recorded.setdefault(m.name, (fp, "(this run)"))
+            self.loaded[i] = SearchModel(name=m.name, scorer=scorer, spec=m.spec)
         return self.loaded[i]
+
+    def fingerprint(self, i: int) -> str:
+        return self.recorded[self.models[i].name][0]
 
     def keep_only(self, needed: set[int]) -> None:
         for i in [k for k in self.loaded if k not in needed]:
@@ -231,24 +259,66 @@ class _ModelPool:
 
 
 def run_job(plan: RunPlan, job: Job, pool: _ModelPool) -> dict:
-    """Synthesise one job's triplet and return its job record (JSON-serialisable)."""
+    """Synthesise one job's triplet and return its job record (JSON-serialisable, with the
+    models' content fingerprints and the record's :func:`record_checksum`)."""
     m1, m2 = plan.models[job.i], plan.models[job.j]
     seed = job_seed(plan.seed, m1, m2, job.start)
     t0 = time.perf_counter()
-    row = synthesize_triplet(job.start.sentence, pool.get(job.i), pool.get(job.j), plan.vocabulary,
+    a, b = pool.get(job.i), pool.get(job.j)
+    row = synthesize_triplet(job.start.sentence, a, b, plan.vocabulary,
                              plan.function_words, seed, plan.settings, natural_index=job.start.index)
-    return {"key": job.key, "row": row, "seconds": round(time.perf_counter() - t0, 3)}
+    record = {"key": job.key, "row": row, "seconds": round(time.perf_counter() - t0, 3),
+              "models": {m1.name: pool.fingerprint(job.i), m2.name: pool.fingerprint(job.j)}}
+    return {**record, "sha256": record_checksum(record)}
 
 
-def read_job(path: Path, job: Job) -> dict:
-    """A finished job's record; ValueError when the file is unreadable or belongs to another job."""
+def record_checksum(record: dict) -> str:
+    """sha256 over a job record's canonical JSON (sorted keys; the ``sha256`` field excluded)."""
+    body = {k: v for k, v in record.items() if k != "sha256"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, allow_nan=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def read_job(path: Path, job: Job, models: Sequence[ModelEntry] | None = None) -> dict:
+    """A finished job's record; ValueError naming the file when it is unreadable, fails its
+    checksum (edited or damaged), belongs to another job or does not record the fingerprints of
+    the job's two models (``models``: the run's models)."""
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        record = parse_json(path.read_bytes(), str(path))  # size, depth and duplicate-key limits
+    except OSError as exc:
         raise ValueError(f"job file {path} is unreadable ({exc}); delete it to redo the job") from None
+    except ValidationError as exc:
+        raise ValueError(f"job file {path} is unreadable ({'; '.join(exc.problems)}); delete it to redo the job") from None
+    if not isinstance(record, dict) or record.get("sha256") != record_checksum(record):
+        raise ValueError(f"job file {path} fails its checksum: it was edited or damaged after it was written "
+                         f"(or by an older version); delete it to redo the job")
     if record.get("key") != job.key or not isinstance(record.get("row"), dict):
         raise ValueError(f"job file {path} does not hold job {job.key}; delete it to redo the job")
+    if models is not None:
+        names = {models[job.i].name, models[job.j].name}
+        fps = record.get("models")
+        if not isinstance(fps, dict) or set(fps) != names or not all(isinstance(v, str) for v in fps.values()):
+            raise ValueError(f"job file {path} does not record the fingerprints of models {sorted(names)}; "
+                             f"delete it to redo the job")
     return record
+
+
+def recorded_fingerprints(plan: RunPlan) -> dict[str, tuple[str, str]]:
+    """``{model name: (content fingerprint, first job file)}`` over the finished job files (each
+    read with :func:`read_job`); ValueError naming two job files whose fingerprints of one model
+    differ (the run already mixes two versions of it)."""
+    jobs_dir = plan.output / JOBS_DIR
+    found: dict[str, tuple[str, str]] = {}
+    for job in plan.jobs:
+        path = jobs_dir / f"{job.key}.json"
+        if not path.exists():
+            continue
+        for name, fp in read_job(path, job, plan.models)["models"].items():
+            if name in found and found[name][0] != fp:
+                raise ValueError(f"job files {found[name][1]} and {path} were computed with different contents of "
+                                 f"model {name!r} ({found[name][0][:16]} vs {fp[:16]}); delete the jobs of one of "
+                                 f"them (or {jobs_dir}) to redo them with one version of the model")
+            found.setdefault(name, (fp, str(path)))
+    return found
 
 
 def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None):
@@ -285,6 +355,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
         check_or_write_run_record(plan)
 
     jobs = plan.jobs
+    recorded = recorded_fingerprints(plan)  # every finished job file checked before any work
     mine = [jobs[k] for k in shard(len(jobs), state.num_processes, state.process_index)]
     todo = [job for job in mine if not (jobs_dir / f"{job.key}.json").exists()]
     device = plan.record["device"]
@@ -295,7 +366,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
 
         loader = _load_scorer_factory(device, plan.record["dtype"], batch_size, ScoreCache() if use_cache else False,
                                       plan.datasets_dir)
-    models = _ModelPool(plan.models, loader)
+    models = _ModelPool(plan.models, loader, recorded)
 
     bar = tqdm(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress), dynamic_ncols=True)
 
@@ -362,7 +433,8 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str], start_sen
 
 
 def assemble(plan: RunPlan) -> Path:
-    """Build the triplet dataset from the job files, in job order (every job must be done)."""
+    """Build the triplet dataset from the job files, in job order (every job must be done, every
+    job file must pass :func:`read_job`, and each model must have one fingerprint across them)."""
     jobs_dir = plan.output / JOBS_DIR
     rows = []
     missing = []
@@ -371,10 +443,11 @@ def assemble(plan: RunPlan) -> Path:
         if not path.exists():
             missing.append(job.key)
             continue
-        rows.append(read_job(path, job)["row"])
+        rows.append(read_job(path, job, plan.models)["row"])
     if missing:
         raise RuntimeError(f"{len(missing)} job(s) have no result file (first: {missing[0]}); rerun the same command to finish them")
-    return write_triplets_dataset(triplets_frame(rows), plan.output, plan.record)
+    fingerprints = {name: fp for name, (fp, _) in recorded_fingerprints(plan).items()}
+    return write_triplets_dataset(triplets_frame(rows), plan.output, {**plan.record, "model_fingerprints": fingerprints})
 
 
 TRIPLET_COLUMN_DOCS = {
@@ -417,7 +490,10 @@ def write_triplets_dataset(frame, output: Path, record: dict, extra_configs=None
     ``train``) with :mod:`contstim_bench.data.writer`; returns the dataset folder."""
     from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 
-    models = ", ".join(f"`{m['name']}` = `{m['spec']}`" for m in record.get("models", []))
+    fps = record.get("model_fingerprints", {})
+    models = ", ".join(f"`{m['name']}` = `{m['spec']}`" + (f" (content fingerprint {fps[m['name']][:16]})"
+                                                          if m["name"] in fps else "")
+                       for m in record.get("models", []))
     config = ConfigSpec(
         "synthetic_triplets", {"train": triplets_table(frame)},
         "Synthetic controversial triplets (Golan et al. 2023, Eq. 2), one row per model pair x start "

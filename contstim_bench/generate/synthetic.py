@@ -477,7 +477,9 @@ def read_triplets(source: str | os.PathLike, split: str | None = None,
                                         f"as written by `contstim generate synthetic` or `select`)")
         if not path.is_file():
             raise FileNotFoundError(f"triplet table not found: {path}")
-    frame = pd.read_parquet(path)
+    from contstim_bench.data.verify import verify_parquet
+
+    frame = pd.read_parquet(verify_parquet(path))  # a generated dataset is checked like a built one
     missing = [c for c in TRIPLET_COLUMNS if c not in frame.columns]
     if missing:
         raise ValueError(f"{path}: not a triplet table, missing column(s) {missing}")

@@ -1,17 +1,22 @@
 """The Gradio leaderboard app (``leaderboard/app.py`` launches it), in the layout of HF leaderboard
 Spaces: a title and intro, then tabs: the ranking table, About, and Submit.
 
-- **Leaderboard**: a panel selector (experiment / condition) and the ranking table of
-  :mod:`.table` (the same rows as the static site).
+- **Leaderboard**: a panel selector (experiment / condition), the ranking table of the verified
+  models and, below it, the separate table of the unverified ones (:mod:`.policy`; the same rows
+  as the static site).  The results folder is validated and re-scored from the model specs at
+  start (``CONTSTIM_LEADERBOARD_RESCORE=0`` skips re-scoring: every entry is then unverified).
 - **About**: what is measured and how submissions are checked.
 - **Submit**: upload a result JSON; it is validated by :mod:`.validate` (every score recomputed
   from its log-probabilities; duplicates checked against the shown results).  A valid file is
   copied into the queue folder when ``CONTSTIM_LEADERBOARD_QUEUE`` is set.  When the maintainer
   sets ``CONTSTIM_LEADERBOARD_ALLOW_EVAL=1``, the tab also evaluates a model spec on the server
-  (the scorer registry never runs a model's own code).
+  and a submission is re-scored from its spec, so the answer says whether it is verified (the
+  scorer registry never runs a model's own code); otherwise a valid submission is unverified until
+  the maintainer re-scores it (``contstim leaderboard validate`` does by default).
 
 Environment: ``CONTSTIM_LEADERBOARD_RESULTS`` (results folder), ``CONTSTIM_LEADERBOARD_QUEUE``,
-``CONTSTIM_LEADERBOARD_ALLOW_EVAL``, and the package's usual ``CONTSTIM_DATASETS``.
+``CONTSTIM_LEADERBOARD_ALLOW_EVAL``, ``CONTSTIM_LEADERBOARD_RESCORE``, and the package's usual
+``CONTSTIM_DATASETS``.
 """
 from __future__ import annotations
 
@@ -21,13 +26,15 @@ from pathlib import Path
 
 import pandas as pd
 
-from .site import load_results, slug
-from .table import COLUMNS, panels, ranking_rows
-from .validate import MAX_BYTES, validate_files
+from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, grouped_rows, load_entries
+from .site import slug
+from .table import COLUMNS, panels
+from .validate import MAX_BYTES, validate_files, verify
 
 ENV_RESULTS = "CONTSTIM_LEADERBOARD_RESULTS"
 ENV_QUEUE = "CONTSTIM_LEADERBOARD_QUEUE"
 ENV_ALLOW_EVAL = "CONTSTIM_LEADERBOARD_ALLOW_EVAL"
+ENV_RESCORE = "CONTSTIM_LEADERBOARD_RESCORE"
 
 TITLE = "contstim-bench leaderboard"
 INTRO = (
@@ -51,7 +58,15 @@ A submission is a result JSON as written by `contstim evaluate --model SPEC --ou
 in it is executed. The leaderboard checks its schema, that the dataset fingerprint and format are
 known, that every benchmark sentence has a finite log-probability, and recomputes **every score**
 from those log-probabilities (differences over 1e-9 are rejected). A model already on the board
-with the same revision is a duplicate.
+with the same revision is a duplicate. Log-probabilities must be finite and at most 0, and the names
+of the paper's reference models (gpt2, roberta, ...) are reserved for their published values.
+
+## Verified and unverified results
+A valid result is **verified** only when its model spec was loaded here and re-scored every
+sentence to the submitted log-probabilities (within 1e-4 nats); one whose re-scored values differ
+is refused. A valid result whose model cannot be re-scored here is **unverified**: it is listed in
+its own table, ranked only among the unverified results and never with the verified ones, since
+its log-probabilities could have been fitted to the human choices.
 """
 
 SHOWN = {
@@ -107,19 +122,51 @@ def _fmt_p(p) -> str:
     return (f"{p:.1e}" if p < 0.001 else f"{p:.3f}") + ("*" if p < 0.05 else "")
 
 
-def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | None = None) -> str:
-    """Validate one uploaded file; Markdown saying why it is refused, or that it is accepted."""
+def unverified_frame(rows: list[dict], label: str) -> pd.DataFrame:
+    """The unverified rows of one panel (:func:`table_frame` plus the reason), empty when none."""
+    sub = [r for r in rows if not r.get("verified", True)]
+    exp, _, cond = label.partition(" / ")
+    if not any(r["experiment"] == exp and r["condition"] == cond for r in sub):
+        return pd.DataFrame(columns=[*SHOWN.values(), "Why unverified"])
+    frame = table_frame(sub, label)
+    frame["Why unverified"] = [r["verification"] for r in sub if r["experiment"] == exp and r["condition"] == cond]
+    return frame
+
+
+def verified_frame(rows: list[dict], label: str) -> pd.DataFrame:
+    """The verified rows of one panel (:func:`table_frame`), empty when none."""
+    sub = [r for r in rows if r.get("verified", True)]
+    exp, _, cond = label.partition(" / ")
+    if not any(r["experiment"] == exp and r["condition"] == cond for r in sub):
+        return pd.DataFrame(columns=list(SHOWN.values()))
+    return table_frame(sub, label)
+
+
+def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | None = None, rescore: bool = False) -> str:
+    """Validate one uploaded file; Markdown saying why it is refused, or that it is accepted and
+    whether it is verified (with ``rescore``, its model spec is loaded and re-scores it here;
+    otherwise it stays unverified until the maintainer re-scores it)."""
     if path is None:
         return "**Refused**: no file uploaded."
     path = Path(path)
     if path.stat().st_size > MAX_BYTES:
         return f"**Refused**: the file is larger than {MAX_BYTES:,} bytes."
     [checked] = validate_files([path], results_dir=results_dir, datasets_dir=datasets_dir)
+    if checked.ok and rescore:
+        verify(checked, datasets_dir)
     if not checked.ok:
         items = "\n".join(f"- {p}" for p in checked.problems)
         return f"**Refused**: the submission is invalid.\n\n{items}"
     name, rev = checked.key
     text = f"**Valid**: model `{name}` (revision `{rev[:12]}`); every score matches its log-probabilities."
+    if checked.verified:
+        text += f" **Verified**: {checked.verification.removeprefix('verified: ')}."
+    else:
+        reason = checked.verification.removeprefix("unverified: ")
+        if not rescore:
+            reason = "it was not re-scored on this server; the maintainer re-scores it from its model spec"
+        text += (f" **Unverified**: {reason}. Until it is verified it is listed among the unverified results, "
+                 "not ranked with the verified ones.")
     if queue_dir is not None:
         queue_dir.mkdir(parents=True, exist_ok=True)
         target = queue_dir / f"{slug(name)}-{slug(rev)[:12]}.json"
@@ -145,17 +192,22 @@ def evaluate_spec(spec: str, datasets_dir=None) -> str:
     return "```\n" + summary_table(result) + "\n```"
 
 
-def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | None = None, datasets_dir=None, queue_dir=None):
-    """Build the ``gr.Blocks`` app over ``results_dir`` (validated at start)."""
+def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | None = None, datasets_dir=None, queue_dir=None,
+               rescore: bool | None = None):
+    """Build the ``gr.Blocks`` app over ``results_dir`` (validated and, unless ``rescore`` is
+    False or ``CONTSTIM_LEADERBOARD_RESCORE=0``, re-scored at start: :func:`.policy.load_entries`)."""
     import gradio as gr
 
     results_dir = Path(results_dir) if results_dir is not None else default_results_dir()
     if allow_eval is None:
         allow_eval = os.environ.get(ENV_ALLOW_EVAL, "") in ("1", "true", "yes")
+    if rescore is None:
+        rescore = os.environ.get(ENV_RESCORE, "1") not in ("0", "false", "no")
     if queue_dir is None and os.environ.get(ENV_QUEUE):
         queue_dir = Path(os.environ[ENV_QUEUE])
-    results = [r for _, r in load_results(results_dir, validate=True, datasets_dir=datasets_dir)]
-    rows = ranking_rows(results)
+    entries = load_entries(results_dir, validate=True, datasets_dir=datasets_dir, rescore=rescore)
+    results = [c.result for c in entries]
+    rows = grouped_rows(entries)
     labels = [panel_label(e, c) for e, c in panels(results)]
     default = next((lab for lab in labels if lab.endswith(" / all")), labels[0])
 
@@ -165,8 +217,14 @@ def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | 
         with gr.Tabs():
             with gr.Tab("Leaderboard", id="leaderboard"):
                 panel = gr.Dropdown(labels, value=default, label="Experiment / condition")
-                table = gr.Dataframe(value=table_frame(rows, default), interactive=False, wrap=True, label="Ranking")
-                panel.change(lambda lab: table_frame(rows, lab), inputs=panel, outputs=table, api_name="table")
+                table = gr.Dataframe(value=verified_frame(rows, default), interactive=False, wrap=True,
+                                     label="Ranking of the verified models")
+                panel.change(lambda lab: verified_frame(rows, lab), inputs=panel, outputs=table, api_name="table")
+                gr.Markdown(f"### {UNVERIFIED_TITLE}\n{UNVERIFIED_NOTE}")
+                unverified = gr.Dataframe(value=unverified_frame(rows, default), interactive=False, wrap=True,
+                                          label="Unverified models (ranked only among themselves)")
+                panel.change(lambda lab: unverified_frame(rows, lab), inputs=panel, outputs=unverified,
+                             api_name="unverified_table")
                 gr.Markdown("Columns: " + "; ".join(f"**{label}**: {COLUMNS[key]}" for key, label in SHOWN.items()))
             with gr.Tab("About", id="about"):
                 gr.Markdown(ABOUT)
@@ -179,7 +237,7 @@ def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | 
                 check = gr.Button("Validate submission", variant="primary")
                 status = gr.Markdown()
                 check.click(
-                    lambda f: submit_file(f, results_dir, datasets_dir, queue_dir),
+                    lambda f: submit_file(f, results_dir, datasets_dir, queue_dir, rescore=allow_eval),
                     inputs=upload, outputs=status, api_name="submit",
                 )
                 if allow_eval:

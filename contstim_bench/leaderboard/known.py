@@ -46,7 +46,7 @@ def experiment_fingerprint(experiment: str, datasets_dir: str | os.PathLike | No
     """
     from ..data.load import dataset_dir
 
-    folder = Path(dataset_dir(dataset, datasets_dir))
+    folder = Path(dataset_dir(dataset, datasets_dir, verify=False))  # hashes the content itself
     digests = {}
     for config in TABLES:
         path = folder / config / f"{experiment}.parquet"

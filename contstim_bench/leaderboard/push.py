@@ -1,7 +1,8 @@
 """Publish a results folder as a Hugging Face *dataset* repository with ``huggingface_hub``.
 
 The repository gets ``results/<file>.json`` (the validated result files, unchanged),
-``leaderboard.csv`` (the ranking rows of :mod:`.table`, one per experiment x condition x model)
+``leaderboard.csv`` (the ranking rows of :mod:`.table`, one per experiment x condition x model;
+verified models ranked among themselves, unverified ones among themselves, see :mod:`.policy`)
 and a ``README.md`` dataset card whose YAML ``configs`` make ``datasets.load_dataset(repo,
 "leaderboard")`` load the CSV.  The upload is one commit (``HfApi.create_repo(...,
 repo_type="dataset", exist_ok=True)`` then ``HfApi.upload_folder``); files of the repository
@@ -17,7 +18,9 @@ import tempfile
 from pathlib import Path
 
 from .._version import __version__
-from .table import COLUMNS, ranking_rows, rows_to_csv
+from .policy import grouped_rows, load_entries
+from .table import COLUMNS, rows_to_csv
+from .validate import RESCORE_TOLERANCE
 
 REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,95}/[A-Za-z0-9][A-Za-z0-9._-]{0,95}$")
 
@@ -42,7 +45,9 @@ configs:
 
 Result files of the contstim-bench leaderboard (controversial sentence pairs, Golan et al. 2023),
 published with contstim-bench {__version__}. Every file was validated: each score was recomputed
-from the file's per-sentence log-probabilities.
+from the file's per-sentence log-probabilities. A result is *verified* (`verified` column) only when
+its model spec was loaded and re-scored every sentence to the submitted log-probabilities; the
+others are *unverified* and ranked only among themselves, never with the verified models.
 
 - `results/*.json` ({len(files)} files): one result per model ({models}), format `contstim-bench-result`.
 - `leaderboard.csv`: one row per experiment, condition and model:
@@ -55,17 +60,19 @@ Load the table with `datasets.load_dataset("{repo_id}", "leaderboard")`.
 """
 
 
-def stage(results_dir: str | os.PathLike, repo_id: str, out_dir: str | os.PathLike, validate: bool = True, datasets_dir=None) -> Path:
-    """Write the repository's content (card, CSV, results/) into ``out_dir``; returns it."""
-    from .site import load_results
-
-    loaded = load_results(results_dir, validate=validate, datasets_dir=datasets_dir)
+def stage(results_dir: str | os.PathLike, repo_id: str, out_dir: str | os.PathLike, validate: bool = True, datasets_dir=None,
+          rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, device=None) -> Path:
+    """Write the repository's content (card, CSV, results/) into ``out_dir``; returns it.
+    Entries are validated and verified by :func:`.policy.load_entries`."""
+    entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
+                           tolerance=tolerance, device=device)
+    loaded = [(Path(c.source), c.result) for c in entries]
     out = Path(out_dir)
     (out / "results").mkdir(parents=True, exist_ok=True)
     for path, _ in loaded:
         shutil.copyfile(path, out / "results" / path.name)
     results = [r for _, r in loaded]
-    (out / "leaderboard.csv").write_text(rows_to_csv(ranking_rows(results)), encoding="utf-8")
+    (out / "leaderboard.csv").write_text(rows_to_csv(grouped_rows(entries)), encoding="utf-8")
     (out / "README.md").write_text(card(repo_id, results, [p.name for p, _ in loaded]), encoding="utf-8")
     return out
 
@@ -80,6 +87,9 @@ def push_results(
     validate: bool = True,
     datasets_dir=None,
     api=None,
+    rescore: bool = True,
+    tolerance: float = RESCORE_TOLERANCE,
+    device=None,
 ) -> str:
     """Create (if needed) dataset repo ``repo_id`` and upload the staged results in one commit.
 
@@ -94,7 +104,8 @@ def push_results(
 
         api = HfApi(endpoint=endpoint, token=token)
     with tempfile.TemporaryDirectory(prefix="contstim-push-") as tmp:
-        folder = stage(results_dir, repo_id, tmp, validate=validate, datasets_dir=datasets_dir)
+        folder = stage(results_dir, repo_id, tmp, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
+                       tolerance=tolerance, device=device)
         n_files = len(list((folder / "results").glob("*.json")))
         try:
             url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)

@@ -4,8 +4,10 @@ Layout of ``SITE`` (every page is plain HTML; ``app.js`` adds sorting, the panel
 the downloads; the data is inlined as ``data.js``, so nothing is fetched and the site works from
 ``file://`` as from any static host; no CDN, no external font or script)::
 
-    index.html              ranking table per experiment and condition (sortable columns)
-    matrix.html             pairwise significance matrix per panel and measure
+    index.html              ranking table per experiment and condition (sortable columns): the
+                            verified models, then the unverified ones in their own labelled
+                            table (:mod:`.policy`: never ranked together)
+    matrix.html             pairwise significance matrix per panel and measure (within each group)
     models/<slug>.html      one page per model: metadata, scores, comparisons, plots
     models/<slug>/*.png     its figures (:func:`contstim_bench.report.plots.plot_result`, PNG and SVG)
     data.js                 window.CONTSTIM_LEADERBOARD = {columns, rows, matrices}
@@ -27,8 +29,9 @@ from pathlib import Path
 
 from .. import names
 from .._version import __version__
-from .table import COLUMNS, MEASURES, pairwise_matrix, panels, ranking_rows, rows_to_csv
-from .validate import ValidationError, load_file, model_key, validate_files
+from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, VERIFIED_TITLE, grouped_matrices, grouped_rows, load_entries
+from .table import COLUMNS, panels, rows_to_csv
+from .validate import RESCORE_TOLERANCE, ValidationError, load_file, model_key, validate_files
 
 STATIC = Path(__file__).with_name("static")
 TITLE = "contstim-bench leaderboard"
@@ -133,7 +136,7 @@ def _panel_id(exp: str, cond: str) -> str:
     return f"panel-{slug(exp)}-{slug(cond)}"
 
 
-def _ranking_table(rows: list[dict], pages: dict[tuple[str, str], str]) -> str:
+def _ranking_table(rows: list[dict], pages: dict[tuple[str, str], str], kind: str = "verified") -> str:
     head = "".join(
         f'<th class="sortable {cls}" data-key="{key}" scope="col">{label}</th>' for key, label, cls in TABLE_HEAD
     )
@@ -157,27 +160,40 @@ def _ranking_table(rows: list[dict], pages: dict[tuple[str, str], str]) -> str:
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
-        f'<div class="table-wrap"><table class="sortable-table ranking"><thead><tr>{head}</tr></thead>\n<tbody>\n'
+        f'<div class="table-wrap"><table class="sortable-table ranking {kind}"><thead><tr>{head}</tr></thead>\n<tbody>\n'
         + "\n".join(body)
         + "\n</tbody></table></div>"
     )
 
 
 def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
+    """The ranking page: per panel, the verified models' table, then the unverified models' own
+    labelled table (rows carry ``verified``; rows without it count as verified)."""
     options, sections = [], []
     for exp, cond in panels(results):
         pid = _panel_id(exp, cond)
         sel = " selected" if (exp, cond) == _default_panel(results) else ""
         options.append(f'<option value="{pid}"{sel}>{E(exp)} / {E(cond)}</option>')
         panel_rows = [r for r in rows if r["experiment"] == exp and r["condition"] == cond]
-        leader = panel_rows[0]
-        sections.append(
-            f'<section class="panel" id="{pid}"><h2>Experiment {E(exp)} &middot; {E(cond)}</h2>\n'
-            f'<p class="note">Leader by accuracy: <b>{E(leader["accuracy_leader"])}</b>; by SRCS: '
-            f'<b>{E(leader["srcs_leader"])}</b>. {len(panel_rows)} models.</p>\n'
-            + _ranking_table(panel_rows, pages)
-            + "</section>"
-        )
+        verified = [r for r in panel_rows if r.get("verified", True)]
+        unverified = [r for r in panel_rows if not r.get("verified", True)]
+        parts = [f'<section class="panel" id="{pid}"><h2>Experiment {E(exp)} &middot; {E(cond)}</h2>']
+        if verified:
+            leader = verified[0]
+            parts.append(
+                f'<h3 class="verified">{E(VERIFIED_TITLE)}</h3>'
+                f'<p class="note">Leader by accuracy: <b>{E(leader["accuracy_leader"])}</b>; by SRCS: '
+                f'<b>{E(leader["srcs_leader"])}</b>. {len(verified)} models.</p>\n' + _ranking_table(verified, pages)
+            )
+        else:
+            parts.append('<p class="note">No verified model in this panel.</p>')
+        if unverified:
+            parts.append(
+                f'<h3 class="unverified">{E(UNVERIFIED_TITLE)}</h3>'
+                f'<p class="note unverified">{E(UNVERIFIED_NOTE)} {len(unverified)} models.</p>\n'
+                + _ranking_table(unverified, pages, "unverified")
+            )
+        sections.append("\n".join(parts) + "</section>")
     body = (
         '<div class="controls"><label for="panel-select">Experiment / condition:</label>'
         f'<select id="panel-select">{"".join(options)}<option value="*">all panels</option></select></div>\n'
@@ -204,7 +220,8 @@ def matrix_page(matrices: list[dict]) -> str:
         "<h2>Pairwise significance</h2>",
         '<p class="note">Cell (row, column): Benjamini-Hochberg adjusted two-sided Wilcoxon p-value of the row '
         "model vs the column model across shared participants (one family per panel and measure); the sign shows "
-        "which is higher (+ = row higher). Shaded: q &lt; .05. Models ordered by their mean score.</p>",
+        "which is higher (+ = row higher). Shaded: q &lt; .05. Models ordered by their mean score. Verified and "
+        "unverified models are compared only within their own group.</p>",
     ]
     for m in matrices:
         names = m["models"]
@@ -221,8 +238,9 @@ def matrix_page(matrices: list[dict]) -> str:
                 sign = "+" if d > 0 else "&minus;" if d < 0 else "="
                 cells.append(f'<td class="{cls}" title="delta {d:+.4f}">{sign} {_p(p)}</td>')
             rows.append(f'<tr><th scope="row" class="text">{E(name)} ({_num(m["scores"][i])})</th>{"".join(cells)}</tr>')
+        group = "" if m.get("verified", True) else ' &middot; <span class="unverified">unverified models only</span>'
         parts.append(
-            f'<h3>{E(m["experiment"])} / {E(m["condition"])} &middot; {E(m["measure"])}</h3>'
+            f'<h3>{E(m["experiment"])} / {E(m["condition"])} &middot; {E(m["measure"])}{group}</h3>'
             f'<table class="matrix"><thead><tr><th></th>{head}</tr></thead><tbody>{"".join(rows)}</tbody></table>'
         )
     return _page(f"{TITLE}: pairwise significance", "\n".join(parts))
@@ -280,9 +298,16 @@ def _comparisons_table(cond: str, e: dict) -> str:
     )
 
 
-def model_page(result: dict, file_name: str, plots: list[str]) -> str:
+def model_page(result: dict, file_name: str, plots: list[str], verification: str | None = None,
+               verified: bool = True) -> str:
+    """A model's page; ``verification`` (when given) is shown at the top, as a warning when the
+    result is unverified."""
     name = result["model"]["name"]
-    parts = [f"<h2>{E(name)}</h2>", _meta(result, file_name)]
+    parts = [f"<h2>{E(name)}</h2>"]
+    if verification is not None:
+        cls = "verified" if verified else "unverified"
+        parts.append(f'<p class="status {cls}">{E(verification[:1].upper() + verification[1:])}</p>')
+    parts.append(_meta(result, file_name))
     for exp, conds in result["experiments"].items():
         parts.append(f"<h2>Experiment {E(exp)}</h2>")
         parts.append(_scores_table(conds))
@@ -337,17 +362,26 @@ def build_site(
     datasets_dir=None,
     plot: Callable | None = None,
     log=None,
+    rescore: bool = True,
+    tolerance: float = RESCORE_TOLERANCE,
+    device=None,
 ) -> Path:
     """Render the site of ``results_dir`` into ``out_dir``; returns ``out_dir``.
 
-    ``out_dir`` is replaced when it is a previous site (has an ``index.html``) or empty; any
-    other existing path raises ValueError (a typo never deletes a folder).
+    Entries come from :func:`.policy.load_entries`: validated and, with ``rescore`` (the
+    default), re-scored from their model specs; refused files raise ValidationError naming every
+    one; unverified entries get their own tables.  ``out_dir`` is replaced when it is a previous
+    site (has an ``index.html``) or empty; any other existing path raises ValueError (a typo
+    never deletes a folder).
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))
     out = Path(out_dir)
     if out.exists() and not (out.is_dir() and ((out / "index.html").exists() or not any(out.iterdir()))):
         raise ValueError(f"{out} exists, is not empty and is not a leaderboard site; choose another --out")
-    loaded = load_results(results_dir, validate=validate, datasets_dir=datasets_dir)
+    entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
+                           tolerance=tolerance, device=device, log=log)
+    loaded = [(Path(c.source), c.result) for c in entries]
+    status = {c.source: c for c in entries}
     results = [r for _, r in loaded]
     if out.exists():
         shutil.rmtree(out)
@@ -357,8 +391,8 @@ def build_site(
     for name in ("style.css", "app.js"):
         shutil.copyfile(STATIC / name, out / name)
 
-    rows = ranking_rows(results)
-    matrices = [pairwise_matrix(results, exp, cond, m) for exp, cond in panels(results) for m in MEASURES]
+    rows = grouped_rows(entries)
+    matrices = grouped_matrices(entries)
 
     pages: dict[tuple[str, str], str] = {}
     used: set[str] = set()
@@ -377,7 +411,9 @@ def build_site(
         shutil.copyfile(path, out / "results" / path.name)
         log(f"leaderboard: plots for {name} ...")
         plots = _make_plots(path, out / "models" / page, plot, datasets_dir)
-        (out / "models" / f"{page}.html").write_text(model_page(r, path.name, plots), encoding="utf-8")
+        c = status[str(path)]
+        (out / "models" / f"{page}.html").write_text(model_page(r, path.name, plots, c.verification, c.verified),
+                                                     encoding="utf-8")
 
     data = {
         "generated_by": f"contstim-bench {__version__}",
@@ -393,5 +429,7 @@ def build_site(
     (out / "export" / "leaderboard.csv").write_text(rows_to_csv(rows), encoding="utf-8")
     (out / "index.html").write_text(index_page(results, rows, pages), encoding="utf-8")
     (out / "matrix.html").write_text(matrix_page(matrices), encoding="utf-8")
-    log(f"leaderboard: {len(results)} models, {len(panels(results))} panels -> {out / 'index.html'}")
+    n_verified = sum(c.verified for c in entries)
+    log(f"leaderboard: {len(results)} models ({n_verified} verified, {len(results) - n_verified} unverified), "
+        f"{len(panels(results))} panels -> {out / 'index.html'}")
     return out

@@ -31,6 +31,7 @@ from scipy.stats import rankdata
 
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
 from ..schema import TRIAL_TYPES
+from ..spreadsheet import safe_cell
 from .validate import model_key
 
 MEASURES = ("accuracy", "srcs")
@@ -60,6 +61,8 @@ COLUMNS = {
     "p_accuracy_vs_leader": "BH-adjusted Wilcoxon p, accuracy vs the leader's",
     "srcs_leader": "model with the highest SRCS in the panel",
     "p_srcs_vs_leader": "BH-adjusted Wilcoxon p, SRCS vs the leader's",
+    "verified": "re-scored from its model spec here and matched (false: unverified, ranked only among the unverified)",
+    "verification": "what verification found, or why the result is unverified",
 }
 
 
@@ -182,7 +185,9 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
 
 
 def rows_to_csv(rows: Sequence[dict]) -> str:
-    """The ranking rows as CSV text (columns of :data:`COLUMNS`; empty cell for ``None``)."""
+    """The ranking rows as CSV text (columns of :data:`COLUMNS`; empty cell for ``None``; a text
+    cell a spreadsheet would read as a formula, e.g. a model named ``=HYPERLINK(...)``, gets a
+    leading ``'``: :func:`contstim_bench.spreadsheet.safe_cell`)."""
     import csv
     import io
 
@@ -190,5 +195,5 @@ def rows_to_csv(rows: Sequence[dict]) -> str:
     writer = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row.get(k) is None else row.get(k) for k in COLUMNS})
+        writer.writerow({k: "" if row.get(k) is None else safe_cell(row.get(k)) for k in COLUMNS})
     return buf.getvalue()

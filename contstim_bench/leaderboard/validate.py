@@ -8,11 +8,13 @@ checks, in order:
    (:func:`contstim_bench.results.schema.result_problems`: a known format and version of the
    contstim benchmark, types, ranges, consistency);
 2. the log-probabilities (natural log, one per sentence): every sentence of every evaluated
-   experiment present, each a finite real number, and no sentence outside the benchmark;
+   experiment present, each a finite real number at most 0, and no sentence outside the benchmark;
 3. the benchmark: dataset name, dataset fingerprint known (:mod:`.known`), and the dataset on
    this machine is the benchmark's (experiment fingerprints match the registry);
-4. a model named like a reference model of the data must carry that model's own log-probabilities
-   (otherwise it would be scored on the trials that target the reference model);
+4. the names of the reference models (:data:`contstim_bench.schema.ALL_REFERENCE_MODELS`: gpt2,
+   roberta, ...) are reserved: only a result of the spec ``precomputed:<that name>`` may use one,
+   and it must carry that model's own log-probabilities (otherwise it would be scored on the trials
+   that target the reference model, or pass for the paper's model);
 5. every score, recomputed with :func:`contstim_bench.benchmarks.contstim.recompute` (and
    ``recompute_panels`` for the ``panels`` section) from the submitted log-probabilities and the
    local dataset, matches the submitted one within ``TOLERANCE`` (absolute), with the same keys,
@@ -23,6 +25,15 @@ A step runs only when the earlier ones found nothing (a malformed file is not an
 :func:`validate_files` adds the duplicate check: no two results (among the files validated
 together and those already in a results folder) with the same (model name, revision), where the
 revision is ``model.revision`` when present, else the scorer fingerprint ``model.fingerprint``.
+
+**Verification** (:func:`verify`, run by :func:`validate_and_rescore` by default).  A file that
+passes every check above is *valid*; it is *verified* only when its ``model.spec`` (which pins
+the revision when it has one) was loaded here and re-scored every sentence to within
+``RESCORE_TOLERANCE`` nats of the submitted log-probabilities.  A valid file whose re-scored
+log-probabilities differ is refused; a valid file that could not be re-scored (its spec cannot be
+loaded here, or re-scoring was skipped) is *unverified*, with the reason: the leaderboard lists it
+in a separate table and never ranks it with the verified models.  One file's failure never stops
+the others.
 """
 from __future__ import annotations
 
@@ -39,7 +50,7 @@ from ..schema import ALL_REFERENCE_MODELS
 from . import known
 
 __all__ = ["MAX_BYTES", "Checked", "ValidationError", "check_file", "check_result", "load_file", "parse_json",
-           "rescore", "validate_and_rescore", "validate_files", "validate_or_raise"]
+           "rescore", "validate_and_rescore", "validate_files", "validate_or_raise", "verify"]
 
 TOLERANCE = 1e-9
 MAX_PROBLEMS_PER_KIND = 5
@@ -47,11 +58,15 @@ MAX_PROBLEMS_PER_KIND = 5
 
 @dataclass
 class Checked:
-    """A result that passed :func:`check_result` (or the problems of one that did not)."""
+    """A result that passed :func:`check_result` (or the problems of one that did not), and its
+    verification: ``verified`` (re-scored from its spec and matched) and ``verification`` (what
+    was done, or why the valid result is unverified)."""
 
     source: str
     result: dict | None
     problems: list[str] = field(default_factory=list)
+    verified: bool = False
+    verification: str = "unverified: not re-scored from its model spec"
 
     @property
     def ok(self) -> bool:
@@ -137,17 +152,39 @@ def check_logprobs(result: dict, datasets_dir=None) -> list[str]:
             f"logprobs has NaN/infinite value(s) for {len(nonfinite)} sentence(s): "
             + ", ".join(f"{s!r}={lp[s]}" for s in nonfinite[:3])
         )
+    positive = [s for s, v in lp.items() if _is_number(v) and math.isfinite(v) and v > 0]
+    if positive:
+        problems.append(
+            f"logprobs has value(s) above 0 for {len(positive)} sentence(s) (a natural-log probability is at "
+            "most 0): " + ", ".join(f"{s!r}={lp[s]}" for s in positive[:3])
+        )
     extra = [s for s in lp if s not in wanted]
     if extra:
         problems.append(f"logprobs has {len(extra)} sentence(s) outside the benchmark: {_sample(extra)}")
     return problems
 
 
+def is_reference_spec(spec: str, name: str) -> bool:
+    """Whether ``spec`` is ``precomputed:<name>`` (options such as ``?split=`` allowed)."""
+    from ..scoring.spec import parse_spec
+
+    try:
+        family, target, _ = parse_spec(spec)
+    except (TypeError, ValueError):
+        return False
+    return family == "precomputed" and target == name
+
+
 def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
-    """A model named like a reference model must carry exactly that model's log-probabilities."""
+    """A reference model's name is reserved: only a ``precomputed:<name>`` result may use it, and
+    it must carry exactly that model's log-probabilities."""
     name = result["model"]["name"]
     if name not in ALL_REFERENCE_MODELS:
         return []
+    spec = result["model"]["spec"]
+    if not is_reference_spec(spec, name):
+        return [f"model.name {name!r} is reserved for the reference model of the paper (spec "
+                f"precomputed:{name}); a result of spec {spec!r} must be submitted under another name"]
     from ..benchmarks.contstim import load_experiment
 
     problems = []
@@ -327,16 +364,20 @@ RESCORE_TOLERANCE = 1e-4
 
 
 def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, device=None) -> list[str]:
-    """Re-score the submission's ``model.spec`` here and compare with its log-probabilities.
+    """Re-score the submission's ``model.spec`` here and compare with its log-probabilities
+    (problems when they differ; errors of loading or running the model propagate).
 
-    Only run at the maintainer's request: it loads the model named by the spec (the spec is
-    parsed by the scorer registry; nothing from the file is executed, and no scorer of the
-    registry runs a model's own code).
+    It loads the model named by the spec, with the result's ``model.dtype`` when it names one (the
+    spec is parsed by the scorer registry; nothing from the file is executed, and no scorer of the
+    registry runs a model's own code).  Scores come from the score cache when this model (same
+    content fingerprint) scored them before.
     """
     from ..scoring.registry import load_scorer
 
     spec = result["model"]["spec"]
-    scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device)
+    dtype = result["model"].get("dtype")
+    scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, dtype=dtype if isinstance(dtype, str) else None,
+                         progress=False)
     sentences = list(result["logprobs"])
     values = scorer.score(sentences)
     off = [(s, float(v)) for s, v in zip(sentences, values) if not abs(float(v) - result["logprobs"][s]) <= tolerance]
@@ -349,19 +390,52 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     ]
 
 
+def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, device=None) -> Checked:
+    """Re-score one valid result from its model spec (:func:`rescore`) and record the outcome on
+    ``checked``: verified when every log-probability matches; refused (a problem added) when one
+    differs; unverified, with the reason, when the spec cannot be loaded or run here.  Never
+    raises for a bad spec, so one file cannot stop a batch."""
+    if not checked.ok:
+        return checked
+    spec = checked.result["model"]["spec"]
+    try:
+        problems = rescore(checked.result, datasets_dir, tolerance, device=device)
+    except Exception as exc:  # noqa: BLE001 - whatever the spec does, the other files go on
+        reason = str(exc).splitlines()[0] if str(exc) else ""
+        reason = reason if len(reason) <= 300 else reason[:297] + "..."
+        checked.verification = (f"unverified: its model spec {spec!r} could not be re-scored here "
+                                f"({type(exc).__name__}: {reason})")
+        return checked
+    if problems:
+        checked.problems += problems
+        checked.verification = "refused: re-scoring gives different log-probabilities"
+    else:
+        checked.verified = True
+        checked.verification = f"verified: re-scored from {spec!r} here, every log-probability within {tolerance} nats"
+    return checked
+
+
 def validate_and_rescore(
     paths: Sequence[str | os.PathLike],
     results_dir: str | os.PathLike | None = None,
     datasets_dir=None,
-    rescore_models: bool = False,
+    rescore_models: bool = True,
     tolerance: float = RESCORE_TOLERANCE,
     device=None,
+    log=None,
 ) -> list[Checked]:
-    """:func:`validate_files`, then, with ``rescore_models``, :func:`rescore` every file that
-    passed (its problems are added to that file's); what ``contstim leaderboard validate`` runs."""
+    """:func:`validate_files`, then, with ``rescore_models`` (the default), :func:`verify` every
+    file that passed; without it every valid file stays unverified ("not re-scored").  What
+    ``contstim leaderboard validate`` and ``build`` run.  ``log`` receives one line per re-scored
+    file."""
     checked = validate_files(paths, results_dir=results_dir, datasets_dir=datasets_dir)
-    if rescore_models:
-        for c in checked:
-            if c.ok:
-                c.problems += rescore(c.result, datasets_dir, tolerance, device=device)
+    for c in checked:
+        if not c.ok:
+            continue
+        if rescore_models:
+            if log is not None:
+                log(f"leaderboard: re-scoring {c.source} from {c.result['model']['spec']!r} ...")
+            verify(c, datasets_dir, tolerance, device=device)
+        else:
+            c.verification = "unverified: re-scoring was skipped (--no-rescore)"
     return checked

@@ -21,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis.inference import ALPHA
+from ..spreadsheet import safe_cell
 from .figures import FORMATS, pyplot, save_figure
 
 CONDITION_TITLES = {
@@ -185,7 +186,7 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
     with open(path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(rows[0]))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
 
 
 def write_comparison(comparison: dict, out_dir: str | os.PathLike, formats=FORMATS) -> list[Path]:

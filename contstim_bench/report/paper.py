@@ -16,6 +16,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..spreadsheet import safe_cell
 from .figures import FORMATS, pyplot, save_figure
 from .matrices import agreement_figure, head_to_head_figure, stars
 from .plots import bar_panel, panel_min
@@ -120,25 +121,34 @@ TABLE_COLUMNS = ("model", "other", "accuracy", "sentence", "log p (model 1)", "l
 
 
 def failure_rows(item: dict) -> list[dict]:
-    """Two rows per failure (its two sentences), in the layout of the paper's tables."""
+    """Two rows per failure (its two sentences), in the layout of the paper's tables; numbers stay
+    numbers (formatted by :func:`_fmt` for HTML and Markdown)."""
     out = []
     for f in item["data"]["rows"]:
         labels = _labels(item["data"]["condition"], f)
         for k in (0, 1):
+            other = f["logprob_other"]
             out.append({
                 "model": f["model"] if k == 0 else "",
                 "other": (f["other"] or "") if k == 0 else "",
-                "accuracy": f"{f['accuracy']:.2f}" if k == 0 else "",
+                "accuracy": f["accuracy"] if k == 0 else None,
                 "sentence": f"{labels[k]}: {(f['sentence1'], f['sentence2'])[k]}",
-                "log p (model 1)": f"{f['logprob_model'][k]:.2f}",
-                "log p (model 2)": "" if f["logprob_other"] is None else f"{f['logprob_other'][k]:.2f}",
-                "human choices": str(f["human_choices"][k]),
+                "log p (model 1)": f["logprob_model"][k],
+                "log p (model 2)": None if other is None else other[k],
+                "human choices": f["human_choices"][k],
                 "_bold": {"log p (model 1)": f["logprob_model"][k] > f["logprob_model"][1 - k],
-                          "log p (model 2)": f["logprob_other"] is not None
-                          and f["logprob_other"][k] > f["logprob_other"][1 - k],
+                          "log p (model 2)": other is not None and other[k] > other[1 - k],
                           "human choices": f["human_choices"][k] > f["human_choices"][1 - k]},
             })
     return out
+
+
+def _fmt(value) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, float):
+        return f"{value:.2f}"
+    return str(value)
 
 
 def _labels(condition: str, failure: dict) -> tuple[str, str]:
@@ -156,7 +166,7 @@ def _table_html(rows: list[dict]) -> str:
     for r in rows:
         cells = []
         for c in TABLE_COLUMNS:
-            text = html.escape(r[c])
+            text = html.escape(_fmt(r[c]))
             cells.append(f"<td><b>{text}</b></td>" if r["_bold"].get(c) else f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -165,7 +175,7 @@ def _table_html(rows: list[dict]) -> str:
 def _table_markdown(rows: list[dict]) -> str:
     lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
     for r in rows:
-        cells = [f"**{r[c]}**" if r["_bold"].get(c) and r[c] else r[c].replace("|", "\\|") for c in TABLE_COLUMNS]
+        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in TABLE_COLUMNS]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -175,7 +185,7 @@ def _write_table(rows: list[dict], out: Path, stem: str) -> list[Path]:
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
         writer = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in TABLE_COLUMNS} for row in rows)
     md_path.write_text(_table_markdown(rows), encoding="utf-8")
     return [csv_path, md_path]
 

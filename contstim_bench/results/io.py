@@ -51,24 +51,30 @@ def json_depth(text: str) -> int:
     return deepest
 
 
-def parse_json(text: str | bytes, source: str = "<submission>") -> dict:
-    """Parse a result: pure JSON, an object at the top, no duplicate keys, size and depth limited.
+def parse_json(text: str | bytes, source: str = "<submission>", *, max_bytes: int = MAX_BYTES,
+               max_depth: int = MAX_DEPTH) -> dict:
+    """Parse JSON from anyone: pure JSON, an object at the top, no duplicate keys, at most
+    ``max_bytes`` (bytes, or characters of a str) and ``max_depth`` levels of nesting (checked
+    before parsing, so no input can exhaust the parser's recursion).  The one reader of untrusted
+    JSON: result files, leaderboard submissions and the experiment server's request bodies.
 
     NaN/Infinity literals are kept as floats (so the sentence they belong to can be named later).
     ValidationError names the problem (with line and column for malformed JSON).
     """
     if isinstance(text, bytes):
-        if len(text) > MAX_BYTES:
-            raise ValidationError(source, [f"file is {len(text):,} bytes, more than the {MAX_BYTES:,} accepted"])
+        if len(text) > max_bytes:
+            raise ValidationError(source, [f"file is {len(text):,} bytes, more than the {max_bytes:,} accepted"])
         try:
             text = text.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise ValidationError(source, [f"not UTF-8 text: {exc}"]) from None
-    if len(text) > MAX_BYTES:
-        raise ValidationError(source, [f"text is {len(text):,} characters, more than the {MAX_BYTES:,} accepted"])
+    if not isinstance(text, str):
+        raise ValidationError(source, [f"expected JSON text, got {type(text).__name__}"])
+    if len(text) > max_bytes:
+        raise ValidationError(source, [f"text is {len(text):,} characters, more than the {max_bytes:,} accepted"])
     depth = json_depth(text)
-    if depth > MAX_DEPTH:
-        raise ValidationError(source, [f"JSON nested {depth} levels deep, more than the {MAX_DEPTH} accepted"])
+    if depth > max_depth:
+        raise ValidationError(source, [f"JSON nested {depth} levels deep, more than the {max_depth} accepted"])
     duplicates: list[str] = []
 
     def pairs(items):
@@ -83,6 +89,8 @@ def parse_json(text: str | bytes, source: str = "<submission>") -> dict:
         data = json.loads(text, object_pairs_hook=pairs)
     except json.JSONDecodeError as exc:
         raise ValidationError(source, [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+    except RecursionError:  # pragma: no cover - json_depth bounds the nesting first
+        raise ValidationError(source, ["JSON nested too deeply to parse"]) from None
     if duplicates:
         raise ValidationError(source, [f"JSON object has duplicate keys: {', '.join(sorted(set(duplicates))[:5])}"])
     if not isinstance(data, dict):
@@ -101,9 +109,24 @@ def load_file(path: str | os.PathLike) -> dict:
     return parse_json(path.read_bytes(), str(path))
 
 
+def check_output_file(path: str | os.PathLike, flag: str = "--output") -> Path:
+    """``path`` if a file can be written there, checked before any work is done: ValueError when
+    it is an existing folder, or when the nearest existing parent is a file (naming it and the
+    flag)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"{flag} {path} is a folder; give a file name, e.g. {path / 'result.json'}")
+    parent = path.parent
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise ValueError(f"{flag} {path}: {parent} is a file, so no file can be written under it")
+    return path
+
+
 def write_result(result: dict, path: str | os.PathLike) -> Path:
     """Write ``result`` as indented JSON (UTF-8, keys in insertion order)."""
-    path = Path(path)
+    path = check_output_file(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

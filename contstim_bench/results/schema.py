@@ -35,7 +35,7 @@ The contstim result in detail (``format_version`` is the schema version)::
         }
 
 :func:`validate_result` checks types, required fields, value ranges (accuracy in [0, 1], SRCS in
-[-1, 1], p-values in [0, 1], finite log-probabilities), that every condition key and experiment
+[-1, 1], p-values in [0, 1], finite log-probabilities at most 0), that every condition key and experiment
 is known, that per-unit values have ``n_units`` entries and that the dataset fingerprints agree.
 It does not recompute scores (that needs the dataset: :mod:`contstim_bench.benchmarks`).
 """
@@ -397,3 +397,8 @@ def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> N
             s, v = bad[0]
             problems.append(f"result.logprobs: {len(bad)} value(s) are not finite numbers, "
                             f"e.g. sentence {s!r}: {v!r}")
+        above = [(s, v) for s, v in logprobs.items() if _is_num(v) and v > 0]
+        if above:
+            s, v = above[0]
+            problems.append(f"result.logprobs: {len(above)} value(s) are above 0 (a natural-log probability is at "
+                            f"most 0), e.g. sentence {s!r}: {v!r}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import abc
 import hashlib
 import json
+import math
 import os
 import sqlite3
 import threading
@@ -42,48 +43,104 @@ def validate_sentences(sentences) -> list[str]:
     return out
 
 
-class ScoreCache:
-    """Persistent map ``(fingerprint, method, sentence) -> log-probability`` in SQLite (WAL).
+class CorruptCacheError(RuntimeError):
+    """The score cache file is unreadable or holds an entry that fails its check; never used."""
 
-    Safe for several processes; values are float64 stored as REAL (IEEE double, exact).
+    def __init__(self, path: Path, problem: str):
+        self.path = path
+        super().__init__(
+            f"score cache {path}: {problem}. Its scores are not used. Delete the file (it is rebuilt "
+            f"on the next run), point ${ENV_SCORE_CACHE} at another file, or run without the cache "
+            f"(--no-cache of `contstim score` and `contstim generate`)"
+        )
+
+
+def entry_checksum(model: str, method: str, sentence: str, value: float) -> str:
+    """sha256 (hex) over one cache entry: model fingerprint, method, sentence and the exact float64
+    value (:meth:`float.hex`), so that a changed byte in any of them is detected on read."""
+    text = "\x00".join((model, method, sentence, float(value).hex()))
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+class ScoreCache:
+    """Persistent map ``(fingerprint, method, sentence) -> value`` in SQLite (WAL), each entry
+    stored with its :func:`entry_checksum`.
+
+    ``fingerprint`` is the scorer's content fingerprint (a hash of the weights or model file and
+    the settings that change values), so a model retrained at the same path gets new entries.
+    Safe for several processes; values are float64 stored as REAL (IEEE double, exact).  Reading
+    re-checks every entry: a failed checksum or a non-finite value raises
+    :class:`CorruptCacheError` naming the file, and so does an SQLite error (a corrupt or
+    foreign file): a damaged cache is never used silently.
     """
+
+    TABLE = "scores_v2"  # v1 (no checksums) is ignored: its entries are recomputed once
 
     def __init__(self, path: str | os.PathLike | None = None):
         self.path = Path(path) if path is not None else default_cache_path()
+        if self.path.is_dir():
+            raise CorruptCacheError(self.path, "is a folder, not an SQLite file")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
-        self._conn.execute(
-            "CREATE TABLE IF NOT EXISTS scores (model TEXT NOT NULL, method TEXT NOT NULL, "
-            "sentence TEXT NOT NULL, logprob REAL NOT NULL, PRIMARY KEY (model, method, sentence))"
-        )
-        self._conn.commit()
+        with self._sqlite("cannot be opened"):
+            self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(
+                f"CREATE TABLE IF NOT EXISTS {self.TABLE} (model TEXT NOT NULL, method TEXT NOT NULL, "
+                "sentence TEXT NOT NULL, logprob REAL NOT NULL, checksum TEXT NOT NULL, "
+                "PRIMARY KEY (model, method, sentence))"
+            )
+            self._conn.commit()
+
+    def _sqlite(self, what: str):
+        """Context manager turning an SQLite error into :class:`CorruptCacheError`."""
+        return _SqliteErrors(self.path, what)
 
     def get_many(self, model: str, method: str, sentences: Sequence[str]) -> dict[str, float]:
+        """Cached values of those ``sentences`` that have one, each verified (checksum, finite)."""
         found: dict[str, float] = {}
-        with self._lock:
+        with self._lock, self._sqlite("cannot be read"):
             cur = self._conn.cursor()
             for start in range(0, len(sentences), 500):
                 chunk = list(sentences[start : start + 500])
                 q = ",".join("?" * len(chunk))
-                for s, lp in cur.execute(
-                    f"SELECT sentence, logprob FROM scores WHERE model=? AND method=? AND sentence IN ({q})",
+                for s, lp, checksum in cur.execute(
+                    f"SELECT sentence, logprob, checksum FROM {self.TABLE} "
+                    f"WHERE model=? AND method=? AND sentence IN ({q})",
                     [model, method, *chunk],
                 ):
+                    if not isinstance(lp, float) or checksum != entry_checksum(model, method, s, lp):
+                        raise CorruptCacheError(
+                            self.path, f"the entry of sentence {s!r} (method {method}) fails its checksum "
+                                       f"(value {lp!r}): the file was modified or damaged")
+                    if not math.isfinite(lp):
+                        raise CorruptCacheError(self.path, f"the entry of sentence {s!r} (method {method}) "
+                                                           f"is not finite ({lp!r})")
                     found[s] = lp
         return found
 
     def put_many(self, model: str, method: str, items: dict[str, float]) -> None:
-        with self._lock:
-            self._conn.executemany(
-                "INSERT OR REPLACE INTO scores VALUES (?, ?, ?, ?)",
-                [(model, method, s, float(v)) for s, v in items.items()],
-            )
+        rows = [(model, method, s, float(v), entry_checksum(model, method, s, float(v))) for s, v in items.items()]
+        with self._lock, self._sqlite("cannot be written"):
+            self._conn.executemany(f"INSERT OR REPLACE INTO {self.TABLE} VALUES (?, ?, ?, ?, ?)", rows)
             self._conn.commit()
 
     def close(self) -> None:
         self._conn.close()
+
+
+class _SqliteErrors:
+    def __init__(self, path: Path, what: str):
+        self.path = path
+        self.what = what
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        if exc_type is not None and issubclass(exc_type, sqlite3.Error):
+            raise CorruptCacheError(self.path, f"{self.what} ({type(exc).__name__}: {exc})") from None
+        return False
 
 
 def resolve_cache(cache: "ScoreCache | None | bool") -> "ScoreCache | None":
@@ -134,32 +191,45 @@ class Scorer(abc.ABC):
     def score(self, sentences: Sequence[str]) -> np.ndarray:
         """Natural-log probability of each sentence (float64, input order).
 
-        Repeated sentences are scored once; cached scores are reused.  A non-finite score from
-        the model raises ValueError naming the sentence (nothing is cached then).
+        Repeated sentences are scored once; cached scores are reused (each re-checked on read).
+        A non-finite or positive score from the model raises ValueError naming the sentence
+        (nothing is cached then).
         """
         sents = validate_sentences(sentences)
         cache = self.cache if self.cacheable else None
         values, n_computed = cached_values(self, cache, self.method, sents, self._score_unique,
-                                           what="log-probability")
+                                           what="log-probability", max_value=LOGPROB_MAX)
         self.n_model_sentences += n_computed
         return values
 
 
+LOGPROB_MAX = 0.0
+"""Largest valid natural-log probability of a sentence (log 1)."""
+
+
 def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence[str], compute,
-                  what: str = "score") -> tuple[np.ndarray, int]:
+                  what: str = "score", max_value: float | None = None) -> tuple[np.ndarray, int]:
     """(float64 values of ``keys`` in input order, number of keys computed): each distinct key
     computed once by ``compute(list_of_keys)``, looked up in and stored to ``cache`` under
     ``(owner.fingerprint(), method, key)``.
 
     Shared by every scorer kind (log-probabilities, prompted judgments, pair choices), so that
-    de-duplication, caching and the finite check live in one place.  A non-finite computed value
-    raises ValueError naming its key (nothing is cached then).
+    de-duplication, caching and the value checks live in one place.  Every value, computed or
+    read from the cache, must be finite and, when ``max_value`` is given (log-probabilities:
+    :data:`LOGPROB_MAX`), at most ``max_value``: a bad computed value raises ValueError naming
+    its key (nothing is cached then); a bad cached one :class:`CorruptCacheError` naming the
+    cache file (its checksum and finiteness are checked by :meth:`ScoreCache.get_many`).
     """
     unique = list(dict.fromkeys(keys))
     known: dict[str, float] = {}
     fp = owner.fingerprint() if cache is not None else ""
     if cache is not None:
         known = cache.get_many(fp, method, unique)
+        if max_value is not None:
+            above = [k for k, v in known.items() if v > max_value]
+            if above:
+                raise CorruptCacheError(cache.path, f"the cached {what} of sentence {above[0]!r} "
+                                                    f"(method {method}) is {known[above[0]]!r}, above {max_value}")
     todo = [k for k in unique if k not in known]
     if todo:
         values = np.asarray(compute(todo), dtype=np.float64)
@@ -168,6 +238,12 @@ def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence
         bad = [todo[i] for i in np.flatnonzero(~np.isfinite(values))]
         if bad:
             raise ValueError(f"{owner.spec}: non-finite {what} for sentence {bad[0]!r}")
+        if max_value is not None:
+            above = [i for i in np.flatnonzero(values > max_value)]
+            if above:
+                i = int(above[0])
+                raise ValueError(f"{owner.spec}: {what} {values[i]!r} of sentence {todo[i]!r} is above "
+                                 f"{max_value} (a natural-log probability is at most 0)")
         fresh = dict(zip(todo, values.tolist()))
         if cache is not None:
             cache.put_many(fp, method, fresh)

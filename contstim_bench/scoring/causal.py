@@ -97,6 +97,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
             self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.start_id
         )
         self._fingerprint: str | None = None
+        self._context: int | None = None
         self._torch = torch
 
     @property
@@ -130,6 +131,27 @@ class CausalScorer(SharedPrefixScoring, Scorer):
             }
         )
         return d
+
+    # ---------------------------------------------------------------------------- context
+    def context_length(self) -> int | None:
+        """Most tokens the model reads at once (start token included): the smaller of the
+        config's ``max_position_embeddings``/``n_positions`` and the tokenizer's
+        ``model_max_length`` when set; None when neither is known (read without loading weights)."""
+        if self._context is None:
+            from transformers import AutoConfig
+
+            config = AutoConfig.from_pretrained(self.folder)
+            limits = [v for v in (getattr(config, "max_position_embeddings", None), getattr(config, "n_positions", None))
+                      if isinstance(v, int) and v > 0][:1]
+            tok_max = getattr(self.tokenizer, "model_max_length", None)
+            if isinstance(tok_max, int) and 0 < tok_max < 10**7:
+                limits.append(tok_max)
+            self._context = min(limits) if limits else 0
+        return self._context or None
+
+    def token_lengths(self, sentences: Sequence[str]) -> list[int]:
+        """Tokens of each sentence as scored (start token included)."""
+        return [len(seq) for seq in self.encode(sentences)]
 
     # ---------------------------------------------------------------------------- tokenising
     def encode(self, sentences: Sequence[str]) -> list[list[int]]:
@@ -195,7 +217,17 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         with torch.inference_mode():
             for batch in batches:
                 ids, mask = self._pad([seqs[i] for i in batch])
-                logits = self._forward(ids, mask)
+                try:
+                    logits = self._forward(ids, mask)
+                except IndexError as exc:  # learned absolute positions end at the context length
+                    limit = self.context_length()
+                    if limit is None or ids.shape[1] <= limit:
+                        raise
+                    longest = max(batch, key=lambda i: len(seqs[i]))
+                    raise ValueError(
+                        f"model {self.name}: a text of {len(seqs[longest])} tokens (start token included) "
+                        f"is longer than the model's context of {limit} tokens, which it cannot score"
+                    ) from exc
                 tok = self._token_logprobs(logits[:, :-1], ids[:, 1:]).double()
                 tok = tok * mask[:, 1:]
                 out[batch] = tok.sum(-1).cpu().numpy()

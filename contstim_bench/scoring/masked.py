@@ -312,6 +312,15 @@ class MaskedLMScorer(Scorer):
             bar.close()
         return results  # type: ignore[return-value]
 
+    # ----------------------------------------------------------------- context
+    def context_length(self) -> int | None:
+        """Most tokens one masked copy may have (special tokens included); None when unknown."""
+        return self._max_tokens()
+
+    def token_lengths(self, sentences: Sequence[str]) -> list[int]:
+        """Tokens of each sentence as the model reads it (special tokens included)."""
+        return [len(t.input_ids) for t in tokenize_many(self.tokenizer, list(sentences), self.words)]
+
     # ----------------------------------------------------------------- model
     def _max_tokens(self) -> int | None:
         """Longest input the model's position embeddings allow (None when unknown)."""

@@ -5,7 +5,9 @@ gpt2, roberta, electra, bert, xlm, lstm, rnn, trigram, bigram and the three ``*_
 PLL read-outs).  Values come from the ``sentences`` config of the built ``contstim`` dataset
 (splits ``main`` and ``pll``, one float64 natural-log probability per sentence and model, null
 where the model did not score the sentence); no model is run.  Asking for a sentence the
-dataset has no value for raises ValueError naming the sentence and NAME.
+dataset has no value for raises ValueError naming the sentence and NAME; so does a stored value
+that is NaN or above 0 (the dataset itself is verified when loaded), and scoring a sentence
+whose published value is ``-inf`` (:meth:`Scorer.score` accepts finite values only).
 
 Spec options (``precomputed:NAME?split=pll``): ``split`` restricts the lookup to one split of
 the ``sentences`` config (default: every split; a sentence scored differently in two splits
@@ -50,6 +52,12 @@ def reference_table(
         for sentence, value in zip(cols["sentence"], cols[name]):
             if value is None:
                 continue
+            if not value <= 0:  # NaN or above 0: not a natural-log probability (-inf is kept as published)
+                raise ValueError(
+                    f"precomputed:{name}: the {CONFIG!r} config of {folder.parent} gives sentence {sentence!r} the "
+                    f"log-probability {value!r}, which is not a natural-log probability (at most 0); rebuild the "
+                    f"dataset with `contstim data build`"
+                )
             if sentence in table and table[sentence] != value:
                 raise ValueError(
                     f"precomputed:{name}: sentence {sentence!r} has two different log-probabilities "

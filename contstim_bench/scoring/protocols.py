@@ -14,6 +14,7 @@ protocol                     method                                      familie
 :class:`NextWordScorer`      ``next_word_logprobs(prefix, candidates)``   hf-causal
 :class:`WordCompletion`      ``word_completion_logprobs(sentence, ...)``  hf-masked
 :class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
+:class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
 ===========================  ==========================================  =====================
 
 All values are float64 natural-log probabilities (a judgment: log-odds or an expected rating).
@@ -72,6 +73,18 @@ class WordCompletion(Protocol):
 
     def word_completion_logprobs(self, sentence: str, position: int, candidates: Sequence[str]) -> np.ndarray:
         """log p(word ``position`` = c | the other words) for each candidate c (nats, float64)."""
+
+
+@runtime_checkable
+class ContextLimited(Protocol):
+    """A model that reads at most a fixed number of tokens (its context); longer sentences are
+    scored beyond what it was trained on, or not at all."""
+
+    def context_length(self) -> int | None:
+        """The most tokens one input may have (special and start tokens included); None: unknown."""
+
+    def token_lengths(self, sentences: Sequence[str]) -> list[int]:
+        """Tokens each sentence occupies in the model's input (special and start tokens included)."""
 
 
 @runtime_checkable

@@ -10,6 +10,7 @@ import evaluate
 import pandas as pd
 
 from contstim_bench.analysis.evaluation import evaluate_log_ratios
+from contstim_bench.analysis.metric_inputs import check_metric_inputs
 from contstim_bench.citations import GOLAN_2023
 
 
@@ -34,9 +35,11 @@ Args:
         log p(sentence2) - log p(sentence1) in natural log (Eq. 7); positive = the model
         prefers sentence2. NaN or infinite values raise ValueError.
     references (`list` of `int`): the participant's rating, 1..6 (1 = strong preference for
-        sentence1, 6 = strong preference for sentence2).
+        sentence1, 6 = strong preference for sentence2). A non-integer (3.5), non-numeric, NaN
+        or out-of-range rating raises ValueError naming it; nothing is truncated.
     participant (`list` of `str`): participant id.
-    group (`list` of `int`): participant group (participants of a group saw the same pairs).
+    group (`list` of `int`): participant group (participants of a group saw the same pairs);
+        integers (a non-integer group raises ValueError naming it).
     pair_id (`list` of `str`): id of the unordered sentence pair (the same for every participant).
     sentence1 (`list` of `str`): the sentence shown first (left).
     sentence2 (`list` of `str`): the sentence shown second (right).
@@ -139,6 +142,19 @@ class Contstim(evaluate.Metric):
             codebase_urls=["https://github.com/dpmlab/contstimlang"],
             reference_urls=["https://doi.org/10.1038/s42256-023-00718-1"],
         )
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """Check the raw inputs (:func:`~contstim_bench.analysis.metric_inputs.check_metric_inputs`)
+        before ``datasets`` casts them to the features' types, then add them."""
+        features = {k: v for k, v in kwargs.items() if k in self._feature_names()}
+        check_metric_inputs({"predictions": predictions, "references": references, **features})
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
+
+    def add(self, *, prediction=None, reference=None, **kwargs):
+        """One trial; checked like :meth:`add_batch`."""
+        features = {k: [v] for k, v in kwargs.items() if k in self._feature_names()}
+        check_metric_inputs({"predictions": [prediction], "references": [reference], **features})
+        return super().add(prediction=prediction, reference=reference, **kwargs)
 
     def _compute(
         self,

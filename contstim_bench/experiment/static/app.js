@@ -135,7 +135,8 @@
       if (cfg.status !== 200) { throw new Error((cfg.data && cfg.data.error) || ("HTTP " + cfg.status)); }
       var external = new URLSearchParams(location.search).get(cfg.data.external_id_param);
       var r = await apiRetry("POST", "api/participants", { external_id: external || null });
-      if (r.status !== 201) { throw new Error((r.data && r.data.error) || ("HTTP " + r.status)); }
+      // 201: a new participant; 200: a returning platform id resumes where it stopped
+      if (r.status !== 201 && r.status !== 200) { throw new Error((r.data && r.data.error) || ("HTTP " + r.status)); }
       saveToken(r.data.token);
       await refresh();
     } catch (err) { problem(String(err.message || err)); }

@@ -60,6 +60,8 @@
   function csvCell(v) {
     if (v === null || v === undefined) return "";
     var s = String(v);
+    // a text cell a spreadsheet would read as a formula gets a leading ' (numbers stay numbers)
+    if (typeof v === "string" && /^[=+\-@\t\r]/.test(s)) s = "'" + s;
     return /[",\n\r]/.test(s) ? '"' + s.replace(/"/g, '""') + '"' : s;
   }
 

@@ -1,0 +1,133 @@
+"""The experiment server trusts no request: one participant per platform id (a returning id
+resumes), sign-ups capped per design and rate-limited per client, request bodies parsed with
+depth, size and duplicate-key limits (4xx answers, never a 500), and platform ids that a
+spreadsheet would read as formulas refused."""
+from __future__ import annotations
+
+import json
+import sqlite3
+
+import pytest
+
+from contstim_bench.experiment.export import export_experiment
+from contstim_bench.experiment.server import create_app
+from test_experiment_server import N_TRIALS, auth, db_dump, small_design
+
+
+@pytest.fixture(scope="module")
+def export_dir(tmp_path_factory):
+    return export_experiment(small_design(), tmp_path_factory.mktemp("export") / "exp")
+
+
+def make_app(export_dir, db, **options):
+    return create_app(export_dir, db, completion_code="C0DE42", **options)
+
+
+@pytest.fixture()
+def app(export_dir, tmp_path):
+    app = make_app(export_dir, tmp_path / "r.sqlite")
+    yield app
+    app.extensions["contstim_store"].close()
+
+
+def n_participants(db) -> int:
+    with sqlite3.connect(db) as conn:
+        return conn.execute("SELECT COUNT(*) FROM participants").fetchone()[0]
+
+
+def sign_up(client, external_id=None, address="10.0.0.1"):
+    return client.post("/api/participants", json={"external_id": external_id}, environ_base={"REMOTE_ADDR": address})
+
+
+def test_a_returning_platform_id_resumes_its_own_participant(app, tmp_path):
+    c = app.test_client()
+    first = sign_up(c, "5f3a9b2c1d0e")
+    assert first.status_code == 201 and first.json["resumed"] is False
+    old = first.json["token"]
+    for trial in (1, 2):
+        assert c.post("/api/responses", headers=auth(old), json={"trial": trial, "rating": 6}).status_code == 201
+    again = sign_up(c, "5f3a9b2c1d0e")
+    assert again.status_code == 200 and again.json["resumed"] is True and again.json["n_trials"] == N_TRIALS
+    new = again.json["token"]
+    state = c.get("/api/state", headers=auth(new)).json
+    assert state["n_answered"] == 2 and state["trial"]["id"] == 3  # where it stopped
+    assert c.get("/api/state", headers=auth(old)).status_code == 401  # the old token stops working
+    assert n_participants(tmp_path / "r.sqlite") == 1
+    assert sign_up(c, "another-id").status_code == 201 and sign_up(c, None).status_code == 201
+    assert n_participants(tmp_path / "r.sqlite") == 3
+
+
+def test_sign_ups_are_capped_per_design(export_dir, tmp_path):
+    app = make_app(export_dir, tmp_path / "cap.sqlite", max_per_group=2)  # 2 groups x 2
+    c = app.test_client()
+    assert [sign_up(c, f"id-{i}").status_code for i in range(4)] == [201] * 4
+    full = sign_up(c, "id-late")
+    assert full.status_code == 403 and "the experiment is full" in full.json["error"]
+    assert sign_up(c, "id-2").status_code == 200  # a returning participant still gets back in
+    assert n_participants(tmp_path / "cap.sqlite") == 4
+    app.extensions["contstim_store"].close()
+
+
+def test_default_limits_stop_a_sign_up_flood_from_one_client(app, tmp_path):
+    """1,000 sign-ups in a burst from one address: the first 60 of the minute pass."""
+    c = app.test_client()
+    codes = [sign_up(c, None, "203.0.113.9").status_code for _ in range(1000)]
+    assert codes[:60] == [201] * 60 and set(codes[60:]) == {429}
+    r = sign_up(c, None, "203.0.113.9")
+    assert r.status_code == 429 and 1 <= int(r.headers["Retry-After"]) <= 61
+    assert "too many sign-ups from this address (60 per minute)" in r.json["error"]
+    assert sign_up(c, None, "198.51.100.7").status_code == 201  # another client is not affected
+    assert n_participants(tmp_path / "r.sqlite") == 61
+
+
+def test_rate_limit_window_moves_on(export_dir, tmp_path):
+    from contstim_bench.experiment.server import ApiError, SignupLimiter
+
+    now = [0.0]
+    limiter = SignupLimiter(2, clock=lambda: now[0])
+    limiter.check("a")
+    limiter.check("a")
+    with pytest.raises(ApiError) as err:
+        limiter.check("a")
+    assert err.value.status == 429 and err.value.headers["Retry-After"] == "61"
+    now[0] = 60.5
+    limiter.check("a")  # the first two left the window
+
+
+BAD_BODIES = [
+    ("deeply nested", b'{"trial": ' + b"[" * 1010 + b"]" * 1010 + b', "rating": 1}', 400, "nested"),
+    ("duplicate keys", b'{"trial": 2, "rating": 1, "rating": 6}', 400, "duplicate keys: rating"),
+    ("not UTF-8", b'{"trial": 2, "rating": "\xff"}', 400, "not UTF-8"),
+    ("NaN reaction time", b'{"trial": 2, "rating": 1, "reaction_time_ms": NaN}', 400, "reaction_time_ms"),
+    ("truncated", b'{"trial": 2, "rating": ', 400, "malformed JSON"),
+    ("top-level array", b"[2, 1]", 400, "not a JSON object"),
+]
+
+
+@pytest.mark.parametrize("name,body,status,fragment", BAD_BODIES, ids=[b[0] for b in BAD_BODIES])
+def test_bad_bodies_get_4xx_and_change_nothing(app, tmp_path, name, body, status, fragment):
+    c = app.test_client()
+    token = sign_up(c).json["token"]
+    assert c.post("/api/responses", headers=auth(token), json={"trial": 1, "rating": 3}).status_code == 201
+    before = db_dump(tmp_path / "r.sqlite")
+    r = c.post("/api/responses", headers=auth(token), data=body, content_type="application/json")
+    assert r.status_code == status, r.data
+    assert fragment in r.json["error"]
+    assert db_dump(tmp_path / "r.sqlite") == before
+    r = c.post("/api/participants", data=body.replace(b'"trial"', b'"external_id"'), content_type="application/json")
+    assert 400 <= r.status_code < 500 and "error" in r.json
+
+
+@pytest.mark.parametrize("external", ["=HYPERLINK(\"x\")", "+1", "-2+3", "@SUM(A1)"])
+def test_platform_id_that_is_a_formula_is_refused(app, tmp_path, external):
+    r = sign_up(app.test_client(), external)
+    assert r.status_code == 400 and "formula" in r.json["error"]
+    assert n_participants(tmp_path / "r.sqlite") == 0
+
+
+def test_body_over_the_limit_is_413_before_parsing(app):
+    c = app.test_client()
+    token = sign_up(c).json["token"]
+    big = json.dumps({"trial": 2, "rating": 1, "pad": "x" * 5000}).encode()
+    r = c.post("/api/responses", headers=auth(token), data=big, content_type="application/json")
+    assert r.status_code == 413 and "exceeds the limit of 2048 bytes" in r.json["error"]
