@@ -45,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="condition to compare on (repeatable; default: every condition with trials)")
     p.add_argument("--ties", choices=["half", "miss", "hit"], default="half",
                    help="what a model tie scores in accuracies (recorded; head-to-heads leave ties out)")
-X
+    p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     p.set_defaults(func=_run)
 
 
