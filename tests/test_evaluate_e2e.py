@@ -146,7 +146,8 @@ def test_default_model_run(env, first_run):
     assert "contstim_Aug2021_n100_results_anon.csv" in result["skipped_experiments"]["main"]
     note = [line for line in err.splitlines() if line.startswith("note: experiment 'main' skipped")]
     assert len(note) == 1 and "contstim_Aug2021_n100_results_anon.csv" in note[0] and "rebuild" not in note[0]
-    assert "scored 264 sentences (0 from cache)" in err
+    # said once: in the summary (stdout), not again on stderr
+    assert "scored 264 sentences (0 from cache)" in first_run["stdout"] and "scored 264" not in err
     assert result["scoring"]["n_model_sentences"] == 264 and len(result["logprobs"]) == 264
     plots = sorted(p.name for p in (first_run["work"] / "results" / f"{DEFAULT_MODEL}_plots").iterdir())
     best = max(result["experiments"]["pll"]["all"]["comparisons"].items(), key=lambda kv: (kv[1]["accuracy"], kv[1]["srcs"]))[0]
@@ -233,8 +234,8 @@ def test_second_run_is_served_from_the_cache(env, first_run, capsys, monkeypatch
     monkeypatch.chdir(first_run["work"])
     out = first_run["work"] / "again.json"
     assert cli_main(["evaluate", "--datasets", str(env["datasets"]), "--output", str(out), "--no-plots"]) == 0
-    err = capsys.readouterr().err
-    assert "scored 264 sentences (264 from cache)" in err
+    captured = capsys.readouterr()
+    assert "scored 264 sentences (264 from cache)" in captured.out and "scored 264" not in captured.err
     again = json.loads(out.read_text(encoding="utf-8"))
     assert again["scoring"]["n_model_sentences"] == 0 and again["scoring"]["n_from_cache"] == 264
     assert again["logprobs"] == first_run["result"]["logprobs"]

@@ -268,7 +268,8 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     returns its folder (other processes return None).  ``loader``: spec -> scorer (default:
     :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype)."""
     from accelerate import PartialState
-    from tqdm.auto import tqdm
+
+    from ..progress import progress_bar
 
     state = PartialState()
     main = state.is_main_process
@@ -297,7 +298,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
                                       plan.datasets_dir)
     models = _ModelPool(plan.models, loader)
 
-    bar = tqdm(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress), dynamic_ncols=True)
+    bar = progress_bar(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress))
 
     def refresh() -> int:
         done = sum(1 for _ in jobs_dir.glob("*.json"))
