@@ -5,7 +5,9 @@ Public API (lazy, so ``import contstim_bench`` stays light):
 
 - :func:`metric_path` -- the folder of the ``evaluate`` metric module, for ``evaluate.load``;
 - :func:`evaluate_model` -- evaluate a model end to end (what ``contstim evaluate`` runs):
-  scores, noise ceilings, comparisons with the reference models, result file and figures.
+  scores, noise ceilings, comparisons with the reference models, result file and figures;
+- :func:`score_sentences` -- natural-log probabilities of any sentences under a model spec, with
+  the scorer, start token, batching and score cache of ``contstim evaluate``.
 """
 from __future__ import annotations
 
@@ -14,14 +16,14 @@ from pathlib import Path
 from ._version import __version__
 from .provenance import repo_root
 
-__all__ = ["__version__", "evaluate_model", "metric_path", "repo_root"]
+__all__ = ["__version__", "evaluate_model", "metric_path", "repo_root", "score_sentences"]
 
 
 def __getattr__(name: str):
-    if name == "evaluate_model":  # lazy: importing the package stays light
-        from .api import evaluate_model
+    if name in ("evaluate_model", "score_sentences"):  # lazy: importing the package stays light
+        from . import api
 
-        return evaluate_model
+        return getattr(api, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
