@@ -231,7 +231,7 @@ def resolve(
     raise SourceError(
         f"raw file {rel_path!r} not found (looked in: {', '.join(str(d) for d in dirs)}).{errors} "
         f"Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}) and put it at "
-        f"<data dir>/{rel_path}, or pass --source / set ${ENV_DATA_DIR}."
+        f"<data dir>/{rel_path}, the data dir being ${ENV_DATA_DIR} (or DIR of `contstim data build --source DIR`)."
     )
 
 
