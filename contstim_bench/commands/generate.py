@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -65,6 +66,10 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--criterion", choices=("controversiality", "worst_rank"), default="controversiality",
                    help="maximise Eq. 4 (default) or upstream's worst-rank utility")
     c.add_argument("--solver", choices=("cbc", "highs"), default="cbc")
+    c.add_argument("--fill", action="store_true",
+                   help="when a model pair cannot fill every bin, take what each bin holds (up to K/bins per bin) "
+                        "instead of stopping; the output's card records that the bins are unbalanced")
+    c.add_argument("--quiet", action="store_true", help="do not print the table of eligible triplets per bin")
     c.add_argument("--output", required=True, metavar="DIR")
     c.set_defaults(func=_select)
 
@@ -113,11 +118,14 @@ def _synthetic(args) -> int:
 def _select(args) -> int:
     from ..generate.select_output import select_and_write_triplets
 
+    log = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     done = select_and_write_triplets(args.triplets, args.output, per_pair=args.per_pair, n_bins=args.bins,
-                                     criterion=args.criterion, solver=args.solver)
+                                     criterion=args.criterion, solver=args.solver, fill=args.fill, log=log)
     result = done.selection
     for (m1, m2), value in result.objective.items():
-        print(f"{m1} vs {m2}: {args.per_pair} triplets, {args.criterion} total {value:.3f} "
+        n = result.short.get((m1, m2), args.per_pair)
+        unbalanced = f" (bins unbalanced: {n} of {args.per_pair})" if (m1, m2) in result.short else ""
+        print(f"{m1} vs {m2}: {n} triplets{unbalanced}, {args.criterion} total {value:.3f} "
               f"({result.reports[(m1, m2)].status})")
     print(f"wrote {done.folder} ({len(result.selected)} selected of {len(result.triplets)})")
     return 0
