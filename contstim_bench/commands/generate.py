@@ -41,6 +41,10 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--vocabulary", default=None, metavar="FILE|contstim",
                    help="replacement words: .txt one word per line, or .parquet/.csv with columns word,capitalized "
                         "(default: the contstim dataset's 29,157-entry vocabulary)")
+    s.add_argument("--vocabulary-size", type=int, default=None, metavar="N",
+                   help="only the N most frequent words of the vocabulary's first-word and other-word lists, the "
+                        "42 function words kept (needs word frequencies: the contstim vocabulary or a file of "
+                        "`contstim vocab build`); a smaller vocabulary makes each causal-model search step faster")
     s.add_argument("--seed", type=int, default=0, help="global seed (start sentences and every job's seed)")
     s.add_argument("--max-failures", type=int, default=8,
                    help="stop a search after this many failed position attempts in a row (default 8)")
@@ -108,7 +112,8 @@ def _synthetic(args) -> int:
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold)
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
                       seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
-                      batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet)
+                      batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet,
+                      vocabulary_size=args.vocabulary_size)
     if done is not None:  # process 0 of the run
         print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
               f"mean controversiality {done.mean_controversiality:.3f} nats)")
