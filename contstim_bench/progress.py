@@ -16,6 +16,8 @@ before it imports them.
 """
 from __future__ import annotations
 
+import contextlib
+import importlib
 import os
 import sys
 import time
@@ -135,6 +137,32 @@ def progress_bar(iterable=None, *, desc: str = "", total: int | None = None, uni
 
     kwargs.setdefault("dynamic_ncols", True)
     return tqdm(iterable, desc=desc, total=total, unit=unit, leave=leave, **kwargs)
+
+
+@contextlib.contextmanager
+def library_bars(module_name: str, enabled: bool = True):
+    """Within the block, the bars a library module draws with its own ``tqdm`` (imported by name,
+    as transformers' GGUF loader does) go through :func:`progress_bar` (plain lines in a log),
+    or nowhere when ``enabled`` is False.  A module that cannot be imported or has no ``tqdm``
+    is left alone."""
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError:
+        module = None
+    original = vars(module).get("tqdm") if module is not None else None
+    if original is None:
+        yield
+        return
+
+    def routed(iterable=None, *args, **kwargs):
+        kwargs["disable"] = kwargs.get("disable", False) or not enabled
+        return progress_bar(iterable, *args, **kwargs) if not args else original(iterable, *args, **kwargs)
+
+    module.tqdm = routed
+    try:
+        yield
+    finally:
+        module.tqdm = original
 
 
 def quiet_library_bars(stream=None) -> None:

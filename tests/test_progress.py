@@ -112,3 +112,28 @@ def test_quiet_library_bars(monkeypatch):
     from huggingface_hub.utils import are_progress_bars_disabled
 
     assert are_progress_bars_disabled()
+
+
+def test_library_bars_are_routed_through_the_helper(monkeypatch):
+    """A library's own ``tqdm`` (transformers' GGUF loader has one) draws plain lines in a log."""
+    import types
+
+    from tqdm import tqdm as real_tqdm
+
+    lib = types.ModuleType("fake_library_with_bars")
+    lib.tqdm = real_tqdm
+    monkeypatch.setitem(sys.modules, lib.__name__, lib)
+    monkeypatch.setattr(progress, "interactive", lambda stream=None: False)
+    monkeypatch.setenv(progress.ENV_INTERVAL, "0")
+    err = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", err)
+    with progress.library_bars(lib.__name__):
+        bar = lib.tqdm(range(3), desc="Converting")
+        assert isinstance(bar, progress.PlainProgress) and list(bar) == [0, 1, 2]
+    assert lib.tqdm is real_tqdm
+    assert "Converting: 3/3 it (100%)" in err.getvalue() and not CONTROL.search(err.getvalue())
+    with progress.library_bars(lib.__name__, enabled=False):
+        assert list(lib.tqdm(range(2), desc="silent")) == [0, 1]
+    assert "silent" not in err.getvalue()
+    with progress.library_bars("no_such_module_for_bars"):
+        pass

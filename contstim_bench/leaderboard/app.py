@@ -50,8 +50,9 @@ Significance: two-sided Wilcoxon signed-rank tests across participants, Benjamin
 A submission is a result JSON as written by `contstim evaluate --model SPEC --output FILE`. Nothing
 in it is executed. The leaderboard checks its schema, that the dataset fingerprint and format are
 known, that every benchmark sentence has a finite log-probability, and recomputes **every score**
-from those log-probabilities (differences over 1e-9 are rejected). A model already on the board
-with the same revision is a duplicate.
+from those log-probabilities (differences over 1e-9 are rejected). A second result of a model already
+on the board (the same weights' content fingerprint, scorer settings and revision, whatever its name)
+is a duplicate.
 """
 
 SHOWN = {
