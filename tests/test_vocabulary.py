@@ -14,7 +14,7 @@ from contstim_bench.data.load import dataset_dir
 from contstim_bench.data.sources import resolve
 from contstim_bench.generate.inputs import load_vocabulary
 from contstim_bench.generate.natural_ilp import load_function_words
-from contstim_bench.generate.vocabulary import build_vocabulary, corpus_tokens, most_frequent
+from contstim_bench.generate.vocabulary import build_vocabulary, corpus_tokens
 
 
 @pytest.fixture(scope="module")
