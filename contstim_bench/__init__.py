@@ -8,6 +8,8 @@ Public API (lazy, so ``import contstim_bench`` stays light):
   scores, noise ceilings, comparisons with the reference models, result file and figures;
 - :func:`compare_models` -- every given model against every other on the same trials (what
   ``contstim compare`` runs): head-to-head and agreement matrices, tables and figures.
+- :func:`score_sentences` -- natural-log probabilities of any sentences under a model spec, with
+  the scorer, start token, batching and score cache of ``contstim evaluate``.
 """
 from __future__ import annotations
 
@@ -16,11 +18,11 @@ from pathlib import Path
 from ._version import __version__
 from .provenance import repo_root
 
-__all__ = ["__version__", "compare_models", "evaluate_model", "metric_path", "repo_root"]
+__all__ = ["__version__", "compare_models", "evaluate_model", "metric_path", "repo_root", "score_sentences"]
 
 
 def __getattr__(name: str):
-    if name in ("evaluate_model", "compare_models"):  # lazy: importing the package stays light
+    if name in ("evaluate_model", "compare_models", "score_sentences"):  # lazy: importing the package stays light
         from . import api
 
         return getattr(api, name)

@@ -1,4 +1,5 @@
-"""``contstim_bench.evaluate_model``: the Python face of ``contstim evaluate``.
+"""``contstim_bench.evaluate_model``: the Python face of ``contstim evaluate``, and
+``contstim_bench.score_sentences``: its scorer on any sentences.
 
 The CLI is a thin wrapper around :func:`evaluate_model`, so both return the same result (see
 :mod:`contstim_bench.results.schema` for its layout).  :func:`evaluate_model` with
@@ -64,6 +65,41 @@ def set_threads(threads: int | None) -> None:
     import torch
 
     torch.set_num_threads(threads)
+
+
+def score_sentences(
+    spec,
+    sentences: Sequence[str],
+    *,
+    datasets_dir: str | os.PathLike | None = None,
+    device=None,
+    dtype=None,
+    batch_size: int | None = None,
+    cache=None,
+    threads: int | None = None,
+    progress: bool = True,
+):
+    """Natural-log probability of each sentence under a model: a float64 numpy array, in the
+    order of ``sentences`` (repeats scored once).
+
+    The scorer of ``contstim evaluate``: the same spec (``smollm2-135m``, ``hf-causal:<folder or
+    Hub id>``, ``hf-masked:...?method=pll-word-l2r``, ``kenlm:<file>``, ...; see
+    :mod:`contstim_bench.scoring.spec`), the same start token for causal models, batches sorted
+    by length, and the same on-disk score cache, so scores computed by either are reused by the
+    other (``cache=False``: no cache).  Given the sentences in the same order as ``contstim
+    evaluate`` (first appearance in ``sentence1`` then ``sentence2`` of the trials), a model that
+    is not cached yet runs the very same batches and gives the same floats.  ``spec`` may also
+    be a ready log-probability scorer.  ``threads``: torch CPU threads (see :func:`set_threads`).
+
+    >>> contstim_bench.score_sentences("smollm2-135m", ["The cat sat on the mat."])  # doctest: +SKIP
+    array([-20.9165...])
+    """
+    if spec is None:
+        raise ValueError(f"give a model spec (e.g. {DEFAULT_MODEL!r}) or a scorer")
+    set_threads(threads)
+    scorer = require_logprobs(_scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress),
+                              "score_sentences")
+    return scorer.score(sentences)
 
 
 def evaluate_model(

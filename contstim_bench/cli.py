@@ -14,6 +14,7 @@ import sys
 
 from . import commands
 from ._version import __version__
+from .progress import quiet_library_bars
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -47,6 +48,7 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    quiet_library_bars()  # a log or a pipe gets plain progress lines, not carriage-return animations
     try:
         return int(args.func(args) or 0)
     except KeyboardInterrupt:

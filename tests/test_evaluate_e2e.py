@@ -27,28 +27,13 @@ START = offline.OFFLINE_MODELS[DEFAULT_MODEL].start_token  # "<|endoftext|>"
 
 README_EXAMPLE = '''
 import evaluate
-import torch
-from transformers import AutoModelForCausalLM, AutoTokenizer
 
 import contstim_bench
 from contstim_bench.data.load import load_config
 
-model_dir = "path/to/your/causal-lm"  # any causal LM folder (or Hub id) you can load
-tokenizer = AutoTokenizer.from_pretrained(model_dir)
-model = AutoModelForCausalLM.from_pretrained(model_dir).eval()
-start = tokenizer.convert_tokens_to_ids(tokenizer.bos_token or tokenizer.eos_token)
-
-
-@torch.inference_mode()
-def logprob(sentence: str) -> float:
-    """Natural-log probability of the sentence, its first token included."""
-    ids = torch.tensor([[start] + tokenizer(sentence, add_special_tokens=False).input_ids])
-    logp = model(ids).logits[0, :-1].double().log_softmax(-1)
-    return logp.gather(1, ids[0, 1:, None]).sum().item()
-
-
 trials = load_config("contstim", "trials", "pll").to_dict()  # one row per participant x trial
-lp = {s: logprob(s) for s in set(trials["sentence1"]) | set(trials["sentence2"])}
+sentences = list(dict.fromkeys(trials["sentence1"] + trials["sentence2"]))  # 264, in contstim evaluate's order
+lp = dict(zip(sentences, contstim_bench.score_sentences("smollm2-135m", sentences)))
 
 contstim = evaluate.load(contstim_bench.metric_path())
 columns = ["participant", "group", "pair_id", "sentence1", "sentence2", "trial_type",
@@ -57,7 +42,7 @@ columns = ["participant", "group", "pair_id", "sentence1", "sentence2", "trial_t
 scores = contstim.compute(
     predictions=[lp[b] - lp[a] for a, b in zip(trials["sentence1"], trials["sentence2"])],
     references=trials["rating"],
-    model_name="my-model",
+    model_name="smollm2-135m",
     **{c: trials[c] for c in columns},
 )
 for condition, s in scores.items():
@@ -147,7 +132,8 @@ def test_default_model_run(env, first_run):
     assert "contstim_Aug2021_n100_results_anon.csv" in result["skipped_experiments"]["main"]
     note = [line for line in err.splitlines() if line.startswith("note: experiment 'main' skipped")]
     assert len(note) == 1 and "contstim_Aug2021_n100_results_anon.csv" in note[0] and "rebuild" not in note[0]
-    assert "scored 264 sentences (0 from cache)" in err
+    # said once: in the summary (stdout), not again on stderr
+    assert "scored 264 sentences (0 from cache)" in first_run["stdout"] and "scored 264" not in err
     assert result["scoring"]["n_model_sentences"] == 264 and len(result["logprobs"]) == 264
     plots = sorted(p.name for p in (first_run["work"] / "results" / f"{DEFAULT_MODEL}_plots").iterdir())
     best = max(result["experiments"]["pll"]["all"]["comparisons"].items(), key=lambda kv: (kv[1]["accuracy"], kv[1]["srcs"]))[0]
@@ -265,8 +251,8 @@ def test_second_run_is_served_from_the_cache(env, first_run, capsys, monkeypatch
     monkeypatch.chdir(first_run["work"])
     out = first_run["work"] / "again.json"
     assert cli_main(["evaluate", "--datasets", str(env["datasets"]), "--output", str(out), "--no-plots"]) == 0
-    err = capsys.readouterr().err
-    assert "scored 264 sentences (264 from cache)" in err
+    captured = capsys.readouterr()
+    assert "scored 264 sentences (264 from cache)" in captured.out and "scored 264" not in captured.err
     again = json.loads(out.read_text(encoding="utf-8"))
     assert again["scoring"]["n_model_sentences"] == 0 and again["scoring"]["n_from_cache"] == 264
     assert again["logprobs"] == first_run["result"]["logprobs"]
@@ -315,21 +301,52 @@ def test_api_bad_input(env, kwargs, exc, message):
 
 
 def test_readme_evaluate_module_example(env, first_run, capsys, monkeypatch):
-    """The README example, with the tiny model as "your" model, gives the package's numbers."""
+    """The README example as written (``smollm2-135m`` is the tiny model here), scored afresh with
+    an empty score cache, gives the numbers of ``contstim evaluate`` for the same model."""
     monkeypatch.setenv("CONTSTIM_DATASETS", str(env["datasets"]))
-    code = README_EXAMPLE.replace('"path/to/your/causal-lm"', repr(str(env["tiny"])))
-    assert code != README_EXAMPLE
+    monkeypatch.setenv("CONTSTIM_SCORE_CACHE", str(env["root"] / "readme-scores.sqlite"))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the CLI run used --threads 1
     namespace: dict = {}
-    exec(compile(code, "README example", "exec"), namespace)
-    scores = namespace["scores"]
+    try:
+        exec(compile(README_EXAMPLE, "README example", "exec"), namespace)
+    finally:
+        torch.set_num_threads(threads)
+    scores, lp = namespace["scores"], namespace["lp"]
     printed = capsys.readouterr().out
-    package = first_run["result"]["experiments"]["pll"]
+    evaluated = first_run["result"]
+    assert len(lp) == 264 and list(lp) == list(evaluated["logprobs"])  # the same sentences, in the same order
+    assert max(abs(lp[s] - v) for s, v in evaluated["logprobs"].items()) <= 1e-6
+    package = evaluated["experiments"]["pll"]
     assert list(scores) == list(package)
     for cond, s in scores.items():
         for key in ("accuracy", "srcs", "n_trials", "selection"):
-            assert s[key] == pytest.approx(package[cond][key], abs=1e-9), (cond, key)
+            assert s[key] == pytest.approx(package[cond][key], abs=1e-6), (cond, key)
         assert s["accuracy_noise_ceiling"] == package[cond]["accuracy_noise_ceiling"]
         assert f"{cond:<24} accuracy {s['accuracy']:.3f}" in printed
     readme = (contstim_bench.repo_root() or env["root"]) / "README.md"
-    if readme.is_file() and "model_dir = \"path/to/your/causal-lm\"" in readme.read_text(encoding="utf-8"):
+    if readme.is_file():
         assert README_EXAMPLE.strip() in readme.read_text(encoding="utf-8"), "README example differs from the tested one"
+
+
+def test_score_sentences(env, first_run, tmp_path):
+    """The batched scoring call: float64 natural-log probabilities in input order, repeats once,
+    the evaluate run's values from the shared cache, bad input named."""
+    from contstim_bench.scoring.base import ScoreCache
+
+    logprobs = first_run["result"]["logprobs"]
+    some = list(logprobs)[:5]
+    cache = ScoreCache(tmp_path / "cache.sqlite")
+    values = contstim_bench.score_sentences(DEFAULT_MODEL, some[::-1] + some[:1], datasets_dir=env["datasets"],
+                                            cache=cache, progress=False)
+    assert values.dtype == np.float64 and values.shape == (6,)
+    assert values[:5].tolist() == pytest.approx([logprobs[s] for s in some[::-1]], abs=1e-3)  # other batches
+    assert values[5] == values[4]
+    cached = contstim_bench.score_sentences(DEFAULT_MODEL, some, datasets_dir=env["datasets"], progress=False)
+    assert cached.tolist() == [logprobs[s] for s in some]  # the default cache holds the evaluate run's floats
+    with pytest.raises(ValueError, match="give a model spec"):
+        contstim_bench.score_sentences(None, some)
+    with pytest.raises(TypeError, match="got a single str"):
+        contstim_bench.score_sentences(DEFAULT_MODEL, "one sentence", datasets_dir=env["datasets"])
+    with pytest.raises(ValueError, match="prompt scorers give plausibility judgments"):
+        contstim_bench.score_sentences(f"prompt:hf-causal:{env['tiny']}?template=likert", some)

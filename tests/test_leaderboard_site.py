@@ -18,8 +18,9 @@ import pytest
 from huggingface_hub import HfApi
 
 from contstim_bench.cli import main as cli_main
+from contstim_bench.leaderboard.identity import display_name
 from contstim_bench.leaderboard.push import push_results
-from contstim_bench.leaderboard.site import build_site, plot_function, slug
+from contstim_bench.leaderboard.site import TABLE_HEAD, build_site, plot_function, slug
 from contstim_bench.leaderboard.table import pairwise_matrix, panels, ranking_rows
 from contstim_bench.leaderboard.validate import load_file
 
@@ -54,7 +55,8 @@ def site(tmp_path_factory, datasets):
 
 
 def test_site_files(site, results):
-    names = {r["model"]["name"] for r in results}
+    names = {display_name(r) for r in results}  # model names, never specs or paths
+    assert "smollm2-135m" in names and "hf-causal:smollm2-135m" not in names
     for f in ("index.html", "matrix.html", "data.js", "app.js", "style.css", "export/leaderboard.csv", "export/leaderboard.json"):
         assert (site / f).is_file(), f
     index = (site / "index.html").read_text(encoding="utf-8")
@@ -64,7 +66,7 @@ def test_site_files(site, results):
         assert page.is_file(), name
         for figure in ("pll_accuracy.png", "pll_srcs.png", "pll_accuracy.svg"):
             assert (site / "models" / slug(name) / figure).stat().st_size > 10_000, figure
-        assert f">{name}</a>" in index
+        assert f">{name}</a>" in index.replace("<wbr>", "")  # names may wrap after _ - . /
     data = json.loads((site / "data.js").read_text(encoding="utf-8").removeprefix("window.CONTSTIM_LEADERBOARD = ").rstrip().rstrip(";"))
     rows = list(csv.DictReader(io.StringIO((site / "export" / "leaderboard.csv").read_text(encoding="utf-8"))))
     assert len(rows) == len(data["rows"]) == len(names) * len(panels(results))
@@ -180,7 +182,7 @@ def test_site_in_chromium(mode, site, server, browser, results, tmp_path):
     # the table of the default panel (pll / all) has every model, the other panels are hidden
     assert page.is_visible("#panel-pll-all") and not page.is_visible("#panel-pll-synthetic_vs_synthetic")
     shown = page.eval_on_selector_all("#panel-pll-all tbody td.model a", "as => as.map(a => a.textContent)")
-    assert sorted(shown) == sorted(r["model"]["name"] for r in results)
+    assert sorted(shown) == sorted(display_name(r) for r in results)
     page.screenshot(path=str(tmp_path / "index.png"), full_page=True)
 
     # sorting by a column reorders rows (SRCS: not the initial order)
@@ -190,7 +192,7 @@ def test_site_in_chromium(mode, site, server, browser, results, tmp_path):
     initial = order()
     page.click("#panel-pll-all th[data-key=srcs]")
     ascending = order()
-    srcs = {r["model"]["name"]: r["experiments"]["pll"]["all"]["srcs"] for r in results}
+    srcs = {display_name(r): r["experiments"]["pll"]["all"]["srcs"] for r in results}
     assert ascending == sorted(srcs, key=srcs.get) and ascending != initial
     assert page.get_attribute("#panel-pll-all th[data-key=srcs]", "aria-sort") == "ascending"
     page.click("#panel-pll-all th[data-key=srcs]")
@@ -236,6 +238,48 @@ def test_site_in_chromium(mode, site, server, browser, results, tmp_path):
     if mode == "file":  # keep screenshots for a human to look at
         for name in ("index.png", "model.png"):
             assert (tmp_path / name).stat().st_size > 20_000
+
+
+LAYOUT = """() => {
+  const wrap = document.querySelector('#panel-pll-all .table-wrap');
+  const table = wrap.querySelector('table');
+  const page = document.documentElement;
+  return {page: page.scrollWidth - page.clientWidth, wrap: wrap.scrollWidth - wrap.clientWidth,
+          shown: Array.from(table.tHead.rows[1].cells).filter(c => c.offsetParent !== null).map(c => c.dataset.key),
+          ranks: Array.from(table.tBodies[0].rows).map(r => r.cells[0].textContent)};
+}"""
+
+
+@pytest.mark.parametrize("width", [1366, 390])
+def test_ranking_table_fits_the_window(width, site, browser, results):
+    """No horizontal scrolling at 1,366 px (every column shown) nor at 390 px (detail groups
+    folded); a folded group opens with its button; tied ranks read =1."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(f"{site.as_uri()}/index.html")
+    page.wait_for_function("document.readyState === 'complete'")
+    layout = page.evaluate(LAYOUT)
+    assert layout["page"] <= 0 and layout["wrap"] <= 0, layout
+    columns = [key for key, _, _ in TABLE_HEAD]
+    if width == 1366:
+        assert layout["shown"] == columns
+    else:
+        assert layout["shown"] == ["rank", "model", "accuracy", "srcs"]
+        page.click("#panel-pll-all button.fold[data-fold=fold-acc]")
+        opened = page.evaluate(LAYOUT)["shown"]
+        assert [k for k in columns if k.startswith(("accuracy", "p_accuracy"))] == \
+            [k for k in opened if k.startswith(("accuracy", "p_accuracy"))]
+        assert page.get_attribute("#panel-pll-all button.fold[data-fold=fold-acc]", "aria-pressed") == "true"
+        page.set_viewport_size({"width": 1366, "height": 900})  # a wider window unfolds the rest
+        page.wait_for_timeout(400)
+        assert page.evaluate(LAYOUT)["shown"] == columns
+    rows = [r for r in ranking_rows(results) if r["condition"] == "all"]
+    assert layout["ranks"] == [f"={r['rank']}" if r["tied"] else str(r["rank"]) for r in rows]
+    assert layout["ranks"][:5] == ["=1"] * 5
+    assert errors == []
+    context.close()
 
 
 # --------------------------------------------------------------------------- push

@@ -16,11 +16,9 @@ SHARED_ONLY = {"MANIFEST.tsv", "README.md"}  # the shared folder's own documenta
 
 
 @pytest.fixture(scope="module")
-def data_dir() -> Path:
-    d = sources.development_data_dir()
-    if d is None:
-        pytest.skip("no ../shared/data next to this checkout")
-    return d
+def data_dir(raw_data_dir) -> Path:
+    """The raw data folder as the package finds it (conftest's ``raw_data_dir``)."""
+    return raw_data_dir
 
 
 @pytest.fixture
@@ -120,6 +118,16 @@ def test_malformed_blob_field_is_an_error():
     assert sources._parse_blob("blob=" + "a" * 40) == ("a" * 40, "")
     with pytest.raises(ValueError, match="malformed blob field"):
         sources._parse_blob("sha1=" + "a" * 40)
+
+
+def test_local_data_dir_order(monkeypatch, tmp_path):
+    """An explicit source, then $CONTSTIM_DATA_DIR, then ../shared/data; the user cache last."""
+    monkeypatch.setenv(sources.ENV_DATA_DIR, str(tmp_path / "env"))
+    assert sources.local_data_dir(tmp_path / "given") == tmp_path / "given"
+    assert sources.local_data_dir() == tmp_path / "env"
+    assert sources.search_dirs() == [tmp_path / "env", sources.default_cache_dir()]
+    monkeypatch.delenv(sources.ENV_DATA_DIR)
+    assert sources.local_data_dir() == sources.development_data_dir()
 
 
 def test_unknown_path_is_a_key_error():

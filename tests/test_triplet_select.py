@@ -221,3 +221,126 @@ def test_bad_input_is_rejected_with_a_clear_message(published):
     few.loc[lowest, "lp_S1_given_m2"] = 0.0  # every triplet of m1's lowest decile loses its contrast
     with pytest.raises(ValueError, match="bin 0 of m1's natural-sentence log-probabilities has 0 eligible"):
         select_triplets(few)
+
+
+# --------------------------------------------------------------------------- thin data
+
+
+def _unmoved(t: pd.DataFrame, rows) -> pd.DataFrame:
+    """Triplets whose S2 the search never moved (S2 = N, same log-probabilities)."""
+    t = t.copy()
+    t.loc[rows, "S2"] = t.loc[rows, "N"]
+    t.loc[rows, "lp_S2_given_m1"] = t.loc[rows, "lp_N_given_m1"]
+    t.loc[rows, "lp_S2_given_m2"] = t.loc[rows, "lp_N_given_m2"]
+    return t
+
+
+def _brute_largest(b1, b2, ok, n_bins):
+    best = 0
+    idx = np.flatnonzero(ok)
+    for k in range(1, len(idx) // n_bins + 1):
+        if any((np.bincount(b1[list(c)], minlength=n_bins) == k).all() and
+               (np.bincount(b2[list(c)], minlength=n_bins) == k).all()
+               for c in itertools.combinations(idx, k * n_bins)):
+            best = k
+    return best
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_largest_per_bin_matches_brute_force(seed):
+    from contstim_bench.generate.triplet_select import largest_per_bin
+
+    rng = np.random.default_rng(seed)
+    n, n_bins = 12, 3
+    b1, b2 = rng.integers(0, n_bins, n), rng.integers(0, n_bins, n)
+    ok = rng.random(n) < 0.8
+    assert largest_per_bin(b1, b2, ok, n_bins) == _brute_largest(b1, b2, ok, n_bins)
+
+
+def test_thin_data_is_explained_before_solving():
+    t = random_table(3, n=40)
+    low = t["lp_N_given_m1"] <= t["lp_N_given_m1"].quantile(0.1)  # m1's bin 0 under 10 bins
+    t = _unmoved(t, t.index[low])
+    logged = []
+    with pytest.raises(ValueError) as err:
+        select_triplets(t, 10, log=logged.append)
+    msg = str(err.value)
+    assert "bin 0 of m1's natural-sentence log-probabilities has 0 eligible triplets, 1 needed" in msg
+    assert f"of the bin's {int(low.sum())} triplets, {int(low.sum())} have S = N" in msg
+    assert "no per_pair works for every model pair" in msg and "`contstim generate select --fill`" in msg
+    [table] = logged  # printed before the solver ran
+    first = table.splitlines()[0]
+    assert first.startswith("a vs b: 40 triplets, ") and f"{int(low.sum())} with S = N" in first
+    assert "at most 0 per bin possible" in first
+    m1_rows = [line for line in table.splitlines() if line.strip().startswith(("m1 = a", "S = N"))]
+    assert m1_rows[0].split()[-10:][0] == "0"  # no eligible triplet in m1's bin 0
+
+
+def test_error_names_the_largest_feasible_per_pair():
+    t = random_table(4, n=40)
+    ok = contrast_holds(t)
+    b1 = decile_bins(t["lp_N_given_m1"].to_numpy(), 2)
+    b2 = decile_bins(t["lp_N_given_m2"].to_numpy(), 2)
+    from contstim_bench.generate.triplet_select import largest_per_bin
+
+    k = largest_per_bin(b1, b2, ok, 2)
+    assert 2 <= k < 20
+    with pytest.raises(ValueError, match=rf"The largest per_pair every model pair allows with 2 bins is {2 * k} "
+                                         rf"\(`contstim generate select --per-pair {2 * k}`\)"):
+        select_triplets(t, 2 * (k + 1), n_bins=2)
+    res = select_triplets(t, 2 * k, n_bins=2)  # the advice works
+    assert len(res.selected) == 2 * k and res.short == {}
+
+
+@pytest.mark.parametrize("criterion", ["controversiality", "worst_rank"])
+def test_fill_takes_what_each_bin_holds(criterion):
+    t = random_table(5, n=14)
+    low = t["lp_N_given_m1"] <= t["lp_N_given_m1"].quantile(1 / 3)
+    unmoved = t.index[low][:-1]  # m1's lowest bin keeps a single movable triplet
+    t = _unmoved(t, unmoved)
+    n_bins, per_pair = 3, 6
+    res = select_triplets(t, per_pair, n_bins=n_bins, criterion=criterion, fill=True)
+    chosen = res.triplets["selected_for_human_testing"].to_numpy()
+    b1, b2 = res.triplets["p_N_given_m1_decile"].to_numpy(), res.triplets["p_N_given_m2_decile"].to_numpy()
+    ok = res.triplets["eligible"].to_numpy()
+    assert ok[chosen].all()
+    assert (np.bincount(b1[chosen], minlength=n_bins) <= 2).all() and (np.bincount(b2[chosen], minlength=n_bins) <= 2).all()
+    # brute force: the most triplets the bins admit, and the best of those by the criterion
+    w = res.triplets["controversiality"].to_numpy() if criterion == "controversiality" else \
+        -pd.Series(res.triplets["worst_rank_of_two"].to_numpy()).rank(method="first").to_numpy()
+    best_n, best_w = 0, -np.inf
+    for size in range(per_pair, 0, -1):
+        for c in itertools.combinations(np.flatnonzero(ok), size):
+            c = list(c)
+            if (np.bincount(b1[c], minlength=n_bins) <= 2).all() and (np.bincount(b2[c], minlength=n_bins) <= 2).all():
+                best_n, best_w = size, max(best_w, w[c].sum())
+        if best_n:
+            break
+    assert chosen.sum() == best_n < per_pair and w[chosen].sum() == pytest.approx(best_w, abs=1e-9)
+    assert res.short == {("a", "b"): best_n}
+    table = res.bins
+    assert table.groupby("side")["selected"].sum().eq(best_n).all() and (table["needed"] == 2).all()
+    assert table["unchanged"].sum() == 2 * len(unmoved)  # the unmoved triplets, counted on both sides
+
+
+def test_cli_select_fill_records_unbalanced_bins(tmp_path, capsys):
+    from contstim_bench.cli import main as cli_main
+    from contstim_bench.generate.synthetic import read_triplets
+
+    t = random_table(3, n=40)
+    t = _unmoved(t, t.index[t["lp_N_given_m1"] <= t["lp_N_given_m1"].quantile(0.1)])
+    t.to_parquet(tmp_path / "t.parquet")
+    args = ["generate", "select", "--triplets", str(tmp_path / "t.parquet"), "--per-pair", "10"]
+    assert cli_main(args + ["--output", str(tmp_path / "strict")]) == 1
+    err = capsys.readouterr().err
+    assert err.index("a vs b: 40 triplets") < err.index("contstim: error: ValueError: model pair a vs b: bin 0")
+    assert not (tmp_path / "strict").exists()
+    assert cli_main(args + ["--fill", "--output", str(tmp_path / "filled")]) == 0
+    out = capsys.readouterr().out
+    picked = read_triplets(tmp_path / "filled")
+    assert 0 < len(picked) < 10 and f"a vs b: {len(picked)} triplets (bins unbalanced: {len(picked)} of 10)" in out
+    card = (tmp_path / "filled" / "triplets" / "README.md").read_text(encoding="utf-8")
+    assert "Unbalanced bins" in card and f"a vs b: {len(picked)} of 10" in card
+    bins = pd.read_parquet(tmp_path / "filled" / "triplets" / "selection_bins" / "train.parquet")
+    assert bins["selected"].groupby(bins["side"]).sum().eq(len(picked)).all()
+    assert bins.loc[(bins["side"] == "m1") & (bins["bin"] == 0), "eligible"].item() == 0

@@ -134,11 +134,13 @@ def scorer_spec(model: str, method: str | None) -> str:
 
     spec = ModelSpec.parse(model)
     if spec.family != "hf-masked":
-        raise ValueError(f"--method {method!r} applies to masked LMs (hf-masked:...), not to {spec.family} model {model!r}")
+        raise ValueError(f"method {method!r} (`contstim blimp --method`) applies to masked LMs (hf-masked:...), "
+                         f"not to {spec.family} model {model!r}")
     if method not in METHODS:
         raise ValueError(f"unknown masked-LM method {method!r}; expected one of {', '.join(METHODS)}")
     if spec.options.get("method", method) != method:
-        raise ValueError(f"model spec {model!r} sets method={spec.options['method']} but --method is {method!r}")
+        raise ValueError(f"model spec {model!r} sets method={spec.options['method']} but the method asked for "
+                         f"(`contstim blimp --method`) is {method!r}")
     return spec.with_options(method=method).canonical
 
 

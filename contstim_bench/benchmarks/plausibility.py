@@ -45,7 +45,7 @@ DATASET = "plausibility"
 HUMAN_NO_CONTEXT = "human_sense_rate_no_context"
 HUMAN_CONTEXT = "human_sense_rate_context"
 EXPERIMENT2_SKIP_PROMPT = ("Experiment 2 metrics are LogProbs metrics (Kauf et al. 2024 §4.2); "
-                           "run with --method logprobs")
+                           "run with `contstim plausibility --method logprobs`")
 
 
 def parse_method(method: str | None) -> tuple[str, str | None]:
@@ -73,8 +73,8 @@ def scorer_spec(model: str, method: str | None) -> str:
     if kind == "logprobs":
         return model
     if is_prompt:
-        raise ValueError(f"model {model!r} is already a prompt: spec; leave out --method {method!r} "
-                         "or give the plain causal model")
+        raise ValueError(f"model {model!r} is already a prompt: spec; leave out the method {method!r} "
+                         "(`contstim plausibility --method`) or give the plain causal model")
     body, sep, query = model.partition("?")
     return f"prompt:{body}?" + (f"{query}&" if sep else "") + f"template={template}"
 

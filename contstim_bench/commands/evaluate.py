@@ -85,7 +85,8 @@ def _run(args) -> int:
         scatter_reference=args.scatter_reference, ties=args.ties,
     )
     if not args.quiet:
-        print(summary_table(result))
-    s = result["scoring"]
-    print(f"scored {s['n_sentences']} sentences ({s['n_from_cache']} from cache)", file=sys.stderr)
+        print(summary_table(result))  # its header says how many sentences were scored
+    else:
+        s = result["scoring"]
+        print(f"scored {s['n_sentences']} sentences ({s['n_from_cache']} from cache)", file=sys.stderr)
     return 0

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 
 from ._common import positive_int
 
@@ -42,6 +43,10 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--vocabulary", default=None, metavar="FILE|contstim",
                    help="replacement words: .txt one word per line, or .parquet/.csv with columns word,capitalized "
                         "(default: the contstim dataset's 29,157-entry vocabulary)")
+    s.add_argument("--vocabulary-size", type=int, default=None, metavar="N",
+                   help="only the N most frequent words of the vocabulary's first-word and other-word lists, the "
+                        "42 function words kept (needs word frequencies: the contstim vocabulary or a file of "
+                        "`contstim vocab build`); a smaller vocabulary makes each causal-model search step faster")
     s.add_argument("--seed", type=int, default=0, help="global seed (start sentences and every job's seed)")
     s.add_argument("--max-failures", type=int, default=8,
                    help="stop a search after this many failed position attempts in a row (default 8)")
@@ -67,6 +72,10 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--criterion", choices=("controversiality", "worst_rank"), default="controversiality",
                    help="maximise Eq. 4 (default) or upstream's worst-rank utility")
     c.add_argument("--solver", choices=("cbc", "highs"), default="cbc")
+    c.add_argument("--fill", action="store_true",
+                   help="when a model pair cannot fill every bin, take what each bin holds (up to K/bins per bin) "
+                        "instead of stopping; the output's card records that the bins are unbalanced")
+    c.add_argument("--quiet", action="store_true", help="do not print the table of eligible triplets per bin")
     c.add_argument("--output", required=True, metavar="DIR")
     c.set_defaults(func=_select)
 
@@ -105,7 +114,8 @@ def _synthetic(args) -> int:
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold)
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
                       seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
-                      batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet)
+                      batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet,
+                      vocabulary_size=args.vocabulary_size)
     if done is not None:  # process 0 of the run
         print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
               f"mean controversiality {done.mean_controversiality:.3f} nats)")
@@ -115,11 +125,14 @@ def _synthetic(args) -> int:
 def _select(args) -> int:
     from ..generate.select_output import select_and_write_triplets
 
+    log = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     done = select_and_write_triplets(args.triplets, args.output, per_pair=args.per_pair, n_bins=args.bins,
-                                     criterion=args.criterion, solver=args.solver)
+                                     criterion=args.criterion, solver=args.solver, fill=args.fill, log=log)
     result = done.selection
     for (m1, m2), value in result.objective.items():
-        print(f"{m1} vs {m2}: {args.per_pair} triplets, {args.criterion} total {value:.3f} "
+        n = result.short.get((m1, m2), args.per_pair)
+        unbalanced = f" (bins unbalanced: {n} of {args.per_pair})" if (m1, m2) in result.short else ""
+        print(f"{m1} vs {m2}: {n} triplets{unbalanced}, {args.criterion} total {value:.3f} "
               f"({result.reports[(m1, m2)].status})")
     print(f"wrote {done.folder} ({len(result.selected)} selected of {len(result.triplets)})")
     return 0

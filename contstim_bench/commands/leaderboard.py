@@ -1,4 +1,5 @@
-"""``contstim leaderboard validate|build|push``: check submissions, render the site, publish results."""
+"""``contstim leaderboard validate|add|build|push``: check submissions, add one to a results folder,
+render the site, publish results."""
 from __future__ import annotations
 
 import argparse
@@ -34,6 +35,24 @@ def register(sub: argparse._SubParsersAction) -> None:
     v.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
     _add_rescore_args(v)
     v.set_defaults(func=_validate)
+
+    a = lsub.add_parser(
+        "add",
+        help="validate a result file and add it to a results folder (one file per model)",
+        description=(
+            "Validate a result JSON (as `validate` does) and copy it into the results folder as "
+            "<model name>.json. A folder holds one result per model: a second result of the same model "
+            "(same weights' content fingerprint, scorer settings such as method, start token and dtype, and "
+            "revision; whatever its name or batch size) is refused, naming the file that has it, unless "
+            "--replace is given."
+        ),
+    )
+    a.add_argument("file", metavar="RESULT.json", help="result file written by `contstim evaluate`")
+    a.add_argument("--results", default="leaderboard/results", metavar="DIR",
+                   help="results folder (default: %(default)s; created if missing)")
+    a.add_argument("--replace", action="store_true", help="replace the folder's result of the same model")
+    a.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    a.set_defaults(func=_add)
 
     b = lsub.add_parser("build", help="render the static site from a results folder (verified and unverified "
                                       "entries in separate tables)")
@@ -92,6 +111,15 @@ def _validate(args) -> int:
     print(f"{len(checked) - bad} valid ({verified} verified, {len(checked) - bad - verified} unverified), {bad} invalid",
           file=sys.stderr)
     return 1 if bad else 0
+
+
+def _add(args) -> int:
+    from ..leaderboard.add import add_result
+
+    added = add_result(args.file, args.results, replace=args.replace, datasets_dir=args.datasets)
+    replaced = f" (replaced {added.replaced})" if added.replaced is not None else ""
+    print(f"added {added.name!r} as {added.path}{replaced}")
+    return 0
 
 
 def _build(args) -> int:

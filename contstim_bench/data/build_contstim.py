@@ -72,8 +72,8 @@ def missing_main_message() -> str:
     return (
         f"the main experiment's results file {MAIN_RESULTS!r} is not available, so the `trials` "
         f"split `main` was not built. Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}), put it "
-        f"at <data dir>/{MAIN_RESULTS} (or pass --source DIR / set ${sources.ENV_DATA_DIR}) and rebuild "
-        f"with `contstim data build --only contstim`; or supply a results file in the same raw layout "
+        f"at <data dir>/{MAIN_RESULTS} (the data dir: ${sources.ENV_DATA_DIR}, or `contstim data build --source DIR`) "
+        f"and rebuild with `contstim data build --only contstim`; or supply a results file in the same raw layout "
         f"with `python dataset_scripts/contstim.py --main-results FILE`"
     )
 
@@ -141,7 +141,8 @@ def build_spec(source: Source = None, main_results_csv: str | os.PathLike | None
     if main_results_csv is not None:
         main_path = Path(main_results_csv)
         if not main_path.is_file():
-            raise FileNotFoundError(f"--main-results file {main_path} does not exist")
+            raise FileNotFoundError(f"main-experiment results file {main_path} does not exist "
+                                    f"(`contstim data build --main-results FILE`)")
         main_raw = read_csv(main_path)
         trials["main"] = build_trials("main", main_raw, main_path.name, source)
         notes.append(

@@ -148,19 +148,22 @@ def development_data_dir() -> Path | None:
     return None
 
 
-def search_dirs(source: str | os.PathLike | None = None) -> list[Path]:
-    """Directories searched for raw files, in priority order."""
-    dirs: list[Path] = []
+def local_data_dir(source: str | os.PathLike | None = None) -> Path | None:
+    """The local data folder raw files are read from before the user cache: ``source`` (an
+    explicit ``--source``), else ``$CONTSTIM_DATA_DIR``, else ``../shared/data`` next to a
+    development checkout; None when there is none.  (Tests find the data with this too.)"""
     if source is not None:
-        dirs.append(Path(source))
-    elif os.environ.get(ENV_DATA_DIR):
-        dirs.append(Path(os.environ[ENV_DATA_DIR]))
-    else:
-        dev = development_data_dir()
-        if dev is not None:
-            dirs.append(dev)
-    dirs.append(default_cache_dir())
-    return dirs
+        return Path(source)
+    if os.environ.get(ENV_DATA_DIR):
+        return Path(os.environ[ENV_DATA_DIR])
+    return development_data_dir()
+
+
+def search_dirs(source: str | os.PathLike | None = None) -> list[Path]:
+    """Directories searched for raw files, in priority order: :func:`local_data_dir`, then the
+    user cache."""
+    local = local_data_dir(source)
+    return ([local] if local is not None else []) + [default_cache_dir()]
 
 
 def entry(rel_path: str) -> SourceFile:
@@ -228,7 +231,7 @@ def resolve(
     raise SourceError(
         f"raw file {rel_path!r} not found (looked in: {', '.join(str(d) for d in dirs)}).{errors} "
         f"Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}) and put it at "
-        f"<data dir>/{rel_path}, or pass --source / set ${ENV_DATA_DIR}."
+        f"<data dir>/{rel_path}, the data dir being ${ENV_DATA_DIR} (or DIR of `contstim data build --source DIR`)."
     )
 
 

@@ -75,30 +75,47 @@ def vocabulary_from_words(words: Iterable[str], source: str) -> Vocabulary:
     return Vocabulary(first=first, rest=rest, source=source)
 
 
-def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None
-                    ) -> Vocabulary:
+def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None,
+                    *, size: int | None = None, keep: Iterable[str] = ()) -> Vocabulary:
     """The replacement vocabulary named by ``spec``.
 
     ``None`` or ``"contstim"``: the 29,157-entry vocabulary of the built contstim dataset.  A
     ``.txt`` file: one word per line (see :func:`vocabulary_from_words`).  A ``.parquet`` or
-    ``.csv`` file: columns ``word`` and ``capitalized``.  FileNotFoundError names a missing file.
+    ``.csv`` file: columns ``word`` and ``capitalized`` (and ``frequency``, as written by
+    ``contstim vocab build``).  ``size``: only the ``size`` most frequent words of each list, the
+    words of ``keep`` (the function words) kept too (see
+    :func:`contstim_bench.generate.vocabulary.most_frequent`; needs a ``frequency`` column).
+    FileNotFoundError names a missing file.
     """
     if spec is None or str(spec) == DATASET:
         from contstim_bench.data.load import dataset_dir
 
         path = dataset_dir(DATASET, datasets_dir) / "vocabulary" / "train.parquet"
-        return vocabulary_from_table(pd.read_parquet(path), f"{DATASET}:vocabulary")
-    path = Path(spec).expanduser()
-    if not path.is_file():
-        raise FileNotFoundError(f"vocabulary file not found: {path}")
-    if path.suffix == ".parquet":
-        from contstim_bench.data.verify import verify_parquet
+        table, source = pd.read_parquet(path), f"{DATASET}:vocabulary"
+    else:
+        path = Path(spec).expanduser()
+        if not path.is_file():
+            raise FileNotFoundError(f"vocabulary file not found: {path}")
+        source = str(path)
+        if path.suffix == ".parquet":
+            from contstim_bench.data.verify import verify_parquet
 
-        return vocabulary_from_table(pd.read_parquet(verify_parquet(path)), str(path))
-    if path.suffix == ".csv":
-        return vocabulary_from_table(pd.read_csv(path), str(path))
-    lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
-    return vocabulary_from_words([ln for ln in lines if ln], str(path))
+            table = pd.read_parquet(verify_parquet(path))
+        elif path.suffix == ".csv":
+            table = pd.read_csv(path, keep_default_na=False, na_values=[""])
+        else:
+            if size is not None:
+                raise ValueError(f"vocabulary {path}: a word list has no frequencies, so no vocabulary size can be "
+                                 f"taken from it; give a .parquet/.csv with a frequency column (`contstim vocab "
+                                 f"build` writes one)")
+            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+            return vocabulary_from_words([ln for ln in lines if ln], str(path))
+    if size is not None:
+        from .vocabulary import most_frequent
+
+        table = most_frequent(table, size, keep, source)
+        source = f"{source} (the {size:,} most frequent words of each list, function words kept)"
+    return vocabulary_from_table(table, source)
 
 
 @dataclass(frozen=True)

@@ -162,8 +162,10 @@ class RunPlan:
 def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sentences: int, *,
              pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
              settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
-             datasets_dir: str | os.PathLike | None = None) -> RunPlan:
-    """Resolve the run's inputs (models, start sentences, vocabulary) and its ``run.json`` record."""
+             datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None) -> RunPlan:
+    """Resolve the run's inputs (models, start sentences, vocabulary) and its ``run.json`` record.
+    ``vocabulary_size``: only the N most frequent words of each vocabulary list, the function
+    words kept (:func:`contstim_bench.generate.inputs.load_vocabulary`)."""
     from .natural_ilp import load_function_words
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
@@ -172,8 +174,8 @@ def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sente
     settings = settings or SearchSettings()
     sentences, pool_desc = load_pool(pool, datasets_dir)
     starts = choose_start_sentences(sentences, start_sentences, int(seed))
-    vocab = load_vocabulary(vocabulary, datasets_dir)
     fw = frozenset(w.lower() for w in load_function_words())
+    vocab = load_vocabulary(vocabulary, datasets_dir, size=vocabulary_size, keep=fw)
     record = {
         "format": RUN_FORMAT,
         "command": "contstim generate synthetic",
@@ -338,7 +340,8 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     returns its folder (other processes return None).  ``loader``: spec -> scorer (default:
     :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype)."""
     from accelerate import PartialState
-    from tqdm.auto import tqdm
+
+    from ..progress import progress_bar
 
     state = PartialState()
     main = state.is_main_process
@@ -368,7 +371,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
                                       plan.datasets_dir)
     models = _ModelPool(plan.models, loader, recorded)
 
-    bar = tqdm(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress), dynamic_ncols=True)
+    bar = progress_bar(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress))
 
     def refresh() -> int:
         done = sum(1 for _ in jobs_dir.glob("*.json"))
@@ -417,13 +420,15 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str], start_sen
                pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
                settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
                batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-               datasets_dir: str | os.PathLike | None = None) -> SyntheticRun | None:
+               datasets_dir: str | os.PathLike | None = None,
+               vocabulary_size: int | None = None) -> SyntheticRun | None:
     """Plan (:func:`plan_run`) and run or resume (:func:`run`) a synthetic-triplet search into
     ``output``; process 0 returns a summary of the written dataset, other processes None."""
     from .synthetic import read_triplets
 
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
-                    settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir)
+                    settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir,
+                    vocabulary_size=vocabulary_size)
     folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress)
     if folder is None:
         return None

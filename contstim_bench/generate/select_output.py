@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,8 +34,24 @@ SELECTION_DOCS = {
     "p_N_given_m1_decile": "Bin (0 = least probable) of lp_N_given_m1 among the pair's candidates.",
     "p_N_given_m2_decile": "Bin (0 = least probable) of lp_N_given_m2 among the pair's candidates.",
     "eligible": "True when S1 and S2 both keep the contrast (the four Eq. 2 inequalities).",
+    "ineligible_reason": "Why the triplet cannot be chosen: empty (it can), 'S = N' (the search left S1 or S2 "
+                         "equal to N) or 'constraint failed' (S1/S2 changed but the contrast does not hold).",
     "selected_for_human_testing": "True for the triplets chosen by the selection ILP.",
     "selected": "Published flag of the upstream selection (carried over from the input).",
+}
+
+BIN_DOCS = {
+    "m1": "Model m1 of the pair.",
+    "m2": "Model m2 of the pair.",
+    "side": "Whose natural-sentence log-probability bins the row counts: m1 or m2.",
+    "model": "The model of that side.",
+    "bin": "Bin of that model's natural-sentence log-probabilities (0 = least probable).",
+    "triplets": "Candidate triplets of the pair whose N falls in the bin.",
+    "eligible": "Of these, the triplets that can be chosen (the contrast holds).",
+    "unchanged": "Of these, the triplets whose S1 or S2 equals N (the search left the sentence unchanged).",
+    "constraint_failed": "Of these, the triplets whose S1/S2 changed but do not keep the contrast.",
+    "needed": "Triplets per bin the selection asked for (per_pair / bins).",
+    "selected": "Triplets chosen in the bin (fewer than needed only with --fill).",
 }
 
 NATURAL_DOCS = {
@@ -74,8 +90,22 @@ def _table(frame: pd.DataFrame) -> pa.Table:
     return pa.Table.from_pandas(frame, schema=pa.schema(fields), preserve_index=False)
 
 
-def write_selection(annotated: pd.DataFrame, output: Path, *, source: str, criterion: str) -> Path:
-    """Write the selection (``annotated``: :attr:`TripletSelection.triplets`) as ``OUTPUT/triplets``."""
+def unbalanced_note(selection: TripletSelection, per_pair: int) -> str:
+    """The card's note on a ``fill`` selection that left pairs short ("" when none is)."""
+    if not selection.short:
+        return ""
+    pairs = ", ".join(f"{m1} vs {m2}: {n} of {per_pair}" for (m1, m2), n in selection.short.items())
+    return (f"**Unbalanced bins.** Selected with `--fill`: {len(selection.short)} model pair(s) got fewer than "
+            f"{per_pair} triplets, so their natural-sentence bins are not equally represented ({pairs}). "
+            "Config `selection_bins` lists, per pair, model and bin, the eligible triplets, why the others "
+            "are not, and how many were selected.")
+
+
+def write_selection(annotated: pd.DataFrame, output: Path, *, source: str, criterion: str,
+                    bins: pd.DataFrame | None = None, note: str = "") -> Path:
+    """Write the selection (``annotated``: :attr:`TripletSelection.triplets`) as ``OUTPUT/triplets``;
+    ``bins`` (:attr:`TripletSelection.bins`) becomes config ``selection_bins`` and ``note`` (e.g.
+    :func:`unbalanced_note`) goes into the card and its description."""
     from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 
     docs = {}
@@ -87,10 +117,18 @@ def write_selection(annotated: pd.DataFrame, output: Path, *, source: str, crite
         f"Triplets selected by `contstim generate select` (criterion {criterion}) from {source}: split `train` "
         "holds the selected triplets, split `candidates` every input triplet with the selection columns.",
         docs)
+    configs = [config]
+    if bins is not None:
+        configs.append(ConfigSpec(
+            "selection_bins", {"train": _table(bins)},
+            "Per model pair, model and bin of natural-sentence log-probabilities: the candidate triplets, the "
+            "eligible ones, why the others are not, and how many were needed and selected.", BIN_DOCS))
+    description = f"Selected with `contstim generate select --criterion {criterion}` from `{source}`."
+    if note:
+        description += " Bins are unbalanced (`--fill`): see the notes."
     spec = DatasetSpec(
         name=TRIPLETS_DATASET, pretty_name="Selected synthetic controversial sentence triplets", license="other",
-        description=f"Selected with `contstim generate select --criterion {criterion}` from `{source}`.",
-        citation=GOLAN_2023, sources=[source], configs=[config])
+        description=description, citation=GOLAN_2023, sources=[source], configs=configs, notes=note)
     return write_dataset(spec, output)
 
 
@@ -106,14 +144,19 @@ class TripletSelectionRun:
 
 def select_and_write_triplets(triplets: str | os.PathLike, output: str | os.PathLike, *, per_pair: int = 10,
                               n_bins: int = 10, criterion: str = "controversiality",
-                              solver: str = "cbc") -> TripletSelectionRun:
+                              solver: str = "cbc", fill: bool = False,
+                              log: Callable[[str], None] | None = None) -> TripletSelectionRun:
     """Read ``triplets`` (a ``generate synthetic`` folder, a triplet parquet or published
     triplets, see :func:`~contstim_bench.generate.synthetic.read_triplets`), choose ``per_pair``
-    per model pair (:func:`~contstim_bench.generate.triplet_select.select_triplets`) and write them
-    as ``output``/triplets."""
+    per model pair (:func:`~contstim_bench.generate.triplet_select.select_triplets`; ``log``
+    receives the table of eligible triplets per pair and bin before solving; ``fill`` takes what
+    each bin holds) and write them as ``output``/triplets, with config ``selection_bins`` and, when
+    bins were left short, a note in the card."""
     frame = read_triplets(triplets).reset_index(drop=True)
-    selection = select_triplets(frame, per_pair=per_pair, n_bins=n_bins, criterion=criterion, solver=solver)
-    folder = write_selection(selection.triplets, Path(output), source=str(triplets), criterion=criterion)
+    selection = select_triplets(frame, per_pair=per_pair, n_bins=n_bins, criterion=criterion, solver=solver,
+                                fill=fill, log=log)
+    folder = write_selection(selection.triplets, Path(output), source=str(triplets), criterion=criterion,
+                             bins=selection.bins, note=unbalanced_note(selection, per_pair))
     return TripletSelectionRun(folder, selection)
 
 

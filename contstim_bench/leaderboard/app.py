@@ -57,9 +57,10 @@ Significance: two-sided Wilcoxon signed-rank tests across participants, Benjamin
 A submission is a result JSON as written by `contstim evaluate --model SPEC --output FILE`. Nothing
 in it is executed. The leaderboard checks its schema, that the dataset fingerprint and format are
 known, that every benchmark sentence has a finite log-probability, and recomputes **every score**
-from those log-probabilities (differences over 1e-9 are rejected). A model already on the board
-with the same revision is a duplicate. Log-probabilities must be finite and at most 0, and the names
-of the paper's reference models (gpt2, roberta, ...) are reserved for their published values.
+from those log-probabilities (differences over 1e-9 are rejected). A second result of a model already
+on the board (the same weights' content fingerprint, scorer settings and revision, whatever its name)
+is a duplicate. Log-probabilities must be finite and at most 0, and the names of the paper's
+reference models (gpt2, roberta, ...) are reserved for their published values.
 
 ## Verified and unverified results
 A valid result is **verified** only when its model spec was loaded here and re-scored every

@@ -21,7 +21,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from .table import MEASURES, pairwise_matrix, panels, ranking_rows
-from .validate import RESCORE_TOLERANCE, Checked, ValidationError, load_file, model_key, validate_and_rescore
+from .identity import identity
+from .validate import RESCORE_TOLERANCE, Checked, ValidationError, load_file, validate_and_rescore
 
 VERIFIED_TITLE = "Verified"
 UNVERIFIED_TITLE = "Unverified (not re-scored from their model spec; not ranked with the verified models)"
@@ -68,10 +69,10 @@ def grouped_rows(entries: Sequence[Checked]) -> list[dict]:
         group = [c for c in entries if c.verified is verified]
         if not group:
             continue
-        notes = {(key[0], key[1][:12]): c.verification for c in group for key in [model_key(c.result)]}
+        notes = {identity(c.result): c.verification for c in group}
         for row in ranking_rows([c.result for c in group]):
             row["verified"] = verified
-            row["verification"] = notes[(row["model"], row["revision"])]
+            row["verification"] = notes[row["identity"]]
             rows.append(row)
     return rows
 

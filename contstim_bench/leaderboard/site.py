@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 import math
 import os
 import shutil
@@ -29,9 +30,10 @@ from pathlib import Path
 
 from .. import names
 from .._version import __version__
+from .identity import display_name, identity
 from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, VERIFIED_TITLE, grouped_matrices, grouped_rows, load_entries
-from .table import COLUMNS, panels, rows_to_csv
-from .validate import RESCORE_TOLERANCE, ValidationError, load_file, model_key, validate_files
+from .table import COLUMNS, SHOWN_DIGITS, panels, rows_to_csv
+from .validate import RESCORE_TOLERANCE, ValidationError, load_file, validate_files
 
 STATIC = Path(__file__).with_name("static")
 TITLE = "contstim-bench leaderboard"
@@ -116,53 +118,115 @@ def _page(title: str, body: str, root: str = "") -> str:
 # --------------------------------------------------------------------------- pages
 
 TABLE_HEAD = [
+    # key, header, classes (text: left-aligned; a fold group: hidden when the group is folded)
     ("rank", "Rank", ""),
     ("model", "Model", "text"),
-    ("selection", "Selection", "text"),
-    ("n_units", "Units", ""),
+    ("selection", "Selection", "text fold-about"),
+    ("n_units", "Units", "fold-about"),
     ("accuracy", "Accuracy", ""),
-    ("accuracy_ceiling", "Ceiling (lower&ndash;upper)", ""),
-    ("accuracy_normalised", "Normalised acc.", ""),
-    ("p_accuracy_vs_ceiling", "p acc. vs ceiling", ""),
-    ("p_accuracy_vs_leader", "p acc. vs leader", ""),
+    ("accuracy_ceiling", "Ceiling (lower&ndash;upper)", "fold-acc"),
+    ("accuracy_normalised", "Normalised", "fold-acc"),
+    ("p_accuracy_vs_ceiling", "p vs ceiling", "fold-acc"),
+    ("p_accuracy_vs_leader", "p vs leader", "fold-acc"),
     ("srcs", "SRCS", ""),
-    ("srcs_ceiling", "SRCS ceiling", ""),
-    ("p_srcs_vs_ceiling", "p SRCS vs ceiling", ""),
-    ("p_srcs_vs_leader", "p SRCS vs leader", ""),
+    ("srcs_ceiling", "Ceiling (lower&ndash;upper)", "fold-srcs"),
+    ("p_srcs_vs_ceiling", "p vs ceiling", "fold-srcs"),
+    ("p_srcs_vs_leader", "p vs leader", "fold-srcs"),
 ]
+"""The ranking table's columns, in order."""
+
+GROUPS = [
+    # group header, fold class (None: never folds), number of columns
+    ("", None, 2),
+    ("About the run", "fold-about", 2),
+    ("Accuracy", "fold-acc", 5),
+    ("SRCS", "fold-srcs", 4),
+]
+"""The header row above the columns: groups whose detail columns fold (``app.js`` folds them,
+SRCS first, while the table is wider than the page; a button unfolds a group)."""
+FOLD_ORDER = ("fold-srcs", "fold-acc", "fold-about")
 
 
 def _panel_id(exp: str, cond: str) -> str:
     return f"panel-{slug(exp)}-{slug(cond)}"
 
 
-def _ranking_table(rows: list[dict], pages: dict[tuple[str, str], str], kind: str = "verified") -> str:
+def _group_row() -> str:
+    """The header row of the column groups (``data-span``/``data-folded-span``: columns shown
+    unfolded/folded; ``app.js`` sets ``colspan`` and hides a group left without columns)."""
+    cells = []
+    for label, fold, n in GROUPS:
+        if fold is None:
+            cells.append(f'<th colspan="{n}" class="group"></th>')
+            continue
+        detail = sum(1 for _, _, cls in TABLE_HEAD if fold in cls.split())
+        cells.append(f'<th colspan="{n}" class="group" data-group="{fold}" data-span="{n}" '
+                     f'data-folded-span="{n - detail}" scope="colgroup">{E(label)}</th>')
+    return '<tr class="groups">' + "".join(cells) + "</tr>"
+
+
+FOLD_LABELS = {"fold-acc": "accuracy details", "fold-srcs": "SRCS details", "fold-about": "selection and units"}
+
+
+def _fold_buttons() -> str:
+    """Buttons that show or hide each column group's detail columns (``app.js``)."""
+    buttons = "".join(
+        f'<button type="button" class="fold" data-fold="{fold}" aria-pressed="true">{E(FOLD_LABELS[fold])}</button>'
+        for fold in reversed(FOLD_ORDER)
+    )
+    return f'<div class="folds">Columns: {buttons}</div>'
+
+
+def _breakable(name: str) -> str:
+    """A model name as HTML that may wrap after ``_``, ``-``, ``.`` and ``/`` (``<wbr>``)."""
+    return re.sub(r"([_./-])", r"\1<wbr>", E(name))
+
+
+def _rank_text(row: dict) -> str:
+    return f'={row["rank"]}' if row.get("tied") else str(row["rank"])
+
+
+def _ranking_table(rows: list[dict], pages: dict[str, str], kind: str = "verified") -> str:
     head = "".join(
         f'<th class="sortable {cls}" data-key="{key}" scope="col">{label}</th>' for key, label, cls in TABLE_HEAD
     )
+    klass = {key: cls for key, _, cls in TABLE_HEAD}
+
+    def cell(key: str, html_td: str) -> str:
+        extra = " ".join(c for c in klass[key].split() if c.startswith("fold-"))
+        if not extra:
+            return html_td
+        if html_td.startswith("<td class=\""):
+            return html_td.replace('<td class="', f'<td class="{extra} ', 1)
+        return html_td.replace("<td", f'<td class="{extra}"', 1)
+
     body = []
     for r in rows:
-        page = pages[(r["model"], r["revision"])]
+        page = pages[r["identity"]]
+        tied = ' title="tied: equal accuracy at the shown precision"' if r.get("tied") else ""
         cells = [
-            _td(r["rank"]),
-            _td(r["model"], f'<a href="models/{E(page)}.html">{E(r["model"])}</a>', "text model"),
-            _td(r["selection"], cls="text"),
-            _td(r["n_units"]),
-            _td(r["accuracy"], _num(r["accuracy"])),
-            _td(r["accuracy_ceiling_lower"], f'{_num(r["accuracy_ceiling_lower"])}&ndash;{_num(r["accuracy_ceiling_upper"])}'),
-            _td(r["accuracy_normalised"], _num(r["accuracy_normalised"])),
-            _p_td(r["p_accuracy_vs_ceiling"]),
-            _p_td(r["p_accuracy_vs_leader"]),
-            _td(r["srcs"], _num(r["srcs"])),
-            _td(r["srcs_ceiling_lower"], f'{_num(r["srcs_ceiling_lower"])}&ndash;{_num(r["srcs_ceiling_upper"])}'),
-            _p_td(r["p_srcs_vs_ceiling"]),
-            _p_td(r["p_srcs_vs_leader"]),
+            cell("rank", f'<td data-value="{r["rank"]}"{tied}>{_rank_text(r)}</td>'),
+            cell("model", _td(r["model"], f'<a href="models/{E(page)}.html" title="{E(r["spec"])}">{_breakable(r["model"])}</a>',
+                              "text model")),
+            cell("selection", _td(r["selection"], cls="text")),
+            cell("n_units", _td(r["n_units"])),
+            cell("accuracy", _td(r["accuracy"], _num(r["accuracy"]))),
+            cell("accuracy_ceiling", _td(r["accuracy_ceiling_lower"],
+                                         f'{_num(r["accuracy_ceiling_lower"])}&ndash;{_num(r["accuracy_ceiling_upper"])}')),
+            cell("accuracy_normalised", _td(r["accuracy_normalised"], _num(r["accuracy_normalised"]))),
+            cell("p_accuracy_vs_ceiling", _p_td(r["p_accuracy_vs_ceiling"])),
+            cell("p_accuracy_vs_leader", _p_td(r["p_accuracy_vs_leader"])),
+            cell("srcs", _td(r["srcs"], _num(r["srcs"]))),
+            cell("srcs_ceiling", _td(r["srcs_ceiling_lower"],
+                                     f'{_num(r["srcs_ceiling_lower"])}&ndash;{_num(r["srcs_ceiling_upper"])}')),
+            cell("p_srcs_vs_ceiling", _p_td(r["p_srcs_vs_ceiling"])),
+            cell("p_srcs_vs_leader", _p_td(r["p_srcs_vs_leader"])),
         ]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
-        f'<div class="table-wrap"><table class="sortable-table ranking {kind}"><thead><tr>{head}</tr></thead>\n<tbody>\n'
-        + "\n".join(body)
-        + "\n</tbody></table></div>"
+        f'<div class="fold-scope">{_fold_buttons()}<div class="table-wrap"><table class="sortable-table ranking {kind}">'
+        f'<thead>{_group_row()}<tr class="columns">{head}</tr></thead>\n<tbody>\n' + "\n".join(body)
+        + "\n</tbody></table></div></div>"
     )
 
 
@@ -179,11 +243,9 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
         unverified = [r for r in panel_rows if not r.get("verified", True)]
         parts = [f'<section class="panel" id="{pid}"><h2>Experiment {E(exp)} &middot; {E(cond)}</h2>']
         if verified:
-            leader = verified[0]
             parts.append(
                 f'<h3 class="verified">{E(VERIFIED_TITLE)}</h3>'
-                f'<p class="note">Leader by accuracy: <b>{E(leader["accuracy_leader"])}</b>; by SRCS: '
-                f'<b>{E(leader["srcs_leader"])}</b>. {len(verified)} models.</p>\n' + _ranking_table(verified, pages)
+                f'<p class="note">{_leaders_note(verified)} {len(verified)} models.</p>\n' + _ranking_table(verified, pages)
             )
         else:
             parts.append('<p class="note">No verified model in this panel.</p>')
@@ -197,7 +259,8 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
     body = (
         '<div class="controls"><label for="panel-select">Experiment / condition:</label>'
         f'<select id="panel-select">{"".join(options)}<option value="*">all panels</option></select></div>\n'
-        '<p class="note">Click a column header to sort. Accuracy: binarised agreement with each participant\'s '
+        f'<p class="note">Click a column header to sort. Ranks by accuracy; models equal to {SHOWN_DIGITS} decimals '
+        "share a rank (=N) and are listed by name. Accuracy: binarised agreement with each participant's "
         "choice, mean over participants; normalised = accuracy / lower noise ceiling; SRCS: signed-rank cosine "
         "similarity. p: two-sided Wilcoxon signed-rank test across participants, Benjamini-Hochberg adjusted "
         "(vs ceiling: within the model's own panel; vs leader: across the models of the panel); * = q &lt; .05. "
@@ -205,6 +268,19 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
         + "\n".join(sections)
     )
     return _page(TITLE, body)
+
+
+def _leaders_note(panel_rows: list[dict]) -> str:
+    """Who leads by accuracy: every model of rank 1 (tied ones named together, by name), and the
+    SRCS leader (the reference of the p vs leader tests)."""
+    first = [r for r in panel_rows if r["rank"] == 1]
+    acc = _num(first[0]["accuracy"])
+    if len(first) > 1:
+        names = ", ".join(f"<b>{E(r['model'])}</b>" for r in first)
+        lead = f"Tied first by accuracy ({acc}): {names} (p vs leader: against {E(first[0]['accuracy_leader'])})."
+    else:
+        lead = f"Leader by accuracy: <b>{E(first[0]['model'])}</b> ({acc})."
+    return f"{lead} Leader by SRCS: <b>{E(panel_rows[0]['srcs_leader'])}</b>."
 
 
 def _default_panel(results: list[dict]) -> tuple[str, str]:
@@ -302,7 +378,7 @@ def model_page(result: dict, file_name: str, plots: list[str], verification: str
                verified: bool = True) -> str:
     """A model's page; ``verification`` (when given) is shown at the top, as a warning when the
     result is unverified."""
-    name = result["model"]["name"]
+    name = display_name(result)
     parts = [f"<h2>{E(name)}</h2>"]
     if verification is not None:
         cls = "verified" if verified else "unverified"
@@ -394,20 +470,20 @@ def build_site(
     rows = grouped_rows(entries)
     matrices = grouped_matrices(entries)
 
-    pages: dict[tuple[str, str], str] = {}
+    pages: dict[str, str] = {}  # model identity -> page name
     used: set[str] = set()
     for _, r in loaded:
-        name, rev = model_key(r)
-        s = slug(name)
+        key = identity(r)
+        s = slug(display_name(r))
         if s in used:
-            s = f"{s}-{slug(rev)[:12]}"
+            s = f"{s}-{key[:8]}"
         used.add(s)
-        pages[(name, rev[:12])] = s
+        pages[key] = s
 
     plot = plot or plot_function()
     for path, r in loaded:
-        name, rev = model_key(r)
-        page = pages[(name, rev[:12])]
+        name = display_name(r)
+        page = pages[identity(r)]
         shutil.copyfile(path, out / "results" / path.name)
         log(f"leaderboard: plots for {name} ...")
         plots = _make_plots(path, out / "models" / page, plot, datasets_dir)
@@ -421,7 +497,7 @@ def build_site(
         "column_descriptions": COLUMNS,
         "rows": [{k: row.get(k) for k in COLUMNS} for row in rows],
         "matrices": matrices,
-        "models": {f"{k[0]}@{k[1]}": f"models/{v}.html" for k, v in pages.items()},
+        "models": {f"{display_name(r)}@{identity(r)[:12]}": f"models/{pages[identity(r)]}.html" for r in results},
     }
     text = json.dumps(data, indent=1, ensure_ascii=False, allow_nan=False)
     (out / "data.js").write_text(f"window.CONTSTIM_LEADERBOARD = {text};\n", encoding="utf-8")

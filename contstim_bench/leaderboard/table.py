@@ -32,14 +32,19 @@ from scipy.stats import rankdata
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
 from ..schema import TRIAL_TYPES
 from ..spreadsheet import safe_cell
+from .identity import display_name, identity
 from .validate import model_key
 
 MEASURES = ("accuracy", "srcs")
 CONDITION_ORDER = TRIAL_TYPES + ("all",)
+SHOWN_DIGITS = 3
+"""Decimals the leaderboard shows; accuracies equal at this precision share a rank."""
 
 COLUMNS = {
-    "rank": "rank by accuracy within the panel (1 = best; ties share the best rank)",
-    "model": "model name",
+    "rank": f"rank by accuracy within the panel (1 = best); accuracies equal to {SHOWN_DIGITS} decimals share "
+            "the best of their ranks",
+    "tied": "True when the rank is shared (shown as =N); tied models are listed by name",
+    "model": "model name (the spec's target for a model named by its spec: a folder by its last component)",
     "revision": "model revision (scorer fingerprint), first 12 characters",
     "spec": "model spec the result was computed with",
     "method": "scoring method",
@@ -85,7 +90,21 @@ def _entries(results: Sequence[dict], exp: str, cond: str) -> list[tuple[dict, d
 
 
 def _label(result: dict) -> str:
-    return result["model"]["name"]
+    return display_name(result)
+
+
+def shown(value: float) -> float:
+    """``value`` as the leaderboard shows it (:data:`SHOWN_DIGITS` decimals)."""
+    return float(f"{value:.{SHOWN_DIGITS}f}")
+
+
+def shared_ranks(values: list[float]) -> tuple[list[int], list[bool]]:
+    """(rank, tied) of each value, highest first, comparing values as shown: equal shown values
+    share the best of their ranks (1, =2, =2, 4)."""
+    rounded = [shown(v) for v in values]
+    rank = rankdata([-v for v in rounded], method="min")
+    counts = {v: rounded.count(v) for v in rounded}
+    return [int(r) for r in rank], [counts[v] > 1 for v in rounded]
 
 
 def _vs_leader(entries: list[tuple[dict, dict]], measure: str) -> tuple[str, list[float | None]]:
@@ -107,18 +126,22 @@ def _vs_leader(entries: list[tuple[dict, dict]], measure: str) -> tuple[str, lis
 
 
 def ranking_rows(results: Sequence[dict]) -> list[dict]:
-    """One row per (experiment, condition, model) with the columns of :data:`COLUMNS`."""
+    """One row per (experiment, condition, model) with the columns of :data:`COLUMNS` (and
+    ``identity``, the model's :func:`.identity.identity`), ranked by accuracy as shown: models
+    equal to :data:`SHOWN_DIGITS` decimals share a rank (``tied``) and are listed by name."""
     rows = []
     for exp, cond in panels(results):
         entries = _entries(results, exp, cond)
         leaders = {m: _vs_leader(entries, m) for m in MEASURES}
-        rank = rankdata([-e["accuracy"] for _, e in entries], method="min")
+        rank, tied = shared_ranks([e["accuracy"] for _, e in entries])
         for i, (r, e) in enumerate(entries):
             acc_lower = e["accuracy_noise_ceiling"]["lower"]
             rows.append(
                 {
-                    "rank": int(rank[i]),
+                    "rank": rank[i],
+                    "tied": tied[i],
                     "model": _label(r),
+                    "identity": identity(r),
                     "revision": model_key(r)[1][:12],
                     "spec": r["model"].get("spec", ""),
                     "method": r["model"].get("method", ""),
@@ -142,7 +165,8 @@ def ranking_rows(results: Sequence[dict]) -> list[dict]:
                     "p_srcs_vs_leader": leaders["srcs"][1][i],
                 }
             )
-    rows.sort(key=lambda row: (row["experiment"], _condition_sort_key(row["condition"]), row["rank"], -row["srcs"]))
+    rows.sort(key=lambda row: (row["experiment"], _condition_sort_key(row["condition"]), row["rank"],
+                               row["model"].casefold(), row["model"]))
     return rows
 
 

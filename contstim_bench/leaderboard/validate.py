@@ -23,8 +23,8 @@ checks, in order:
 A step runs only when the earlier ones found nothing (a malformed file is not analysed).
 
 :func:`validate_files` adds the duplicate check: no two results (among the files validated
-together and those already in a results folder) with the same (model name, revision), where the
-revision is ``model.revision`` when present, else the scorer fingerprint ``model.fingerprint``.
+together and those already in a results folder) of the same model, by the identity of
+:mod:`.identity` (the weights' content fingerprint, the scorer settings and ``model.revision``).
 
 **Verification** (:func:`verify`, run by :func:`validate_and_rescore` by default).  A file that
 passes every check above is *valid*; it is *verified* only when its ``model.spec`` (which pins
@@ -48,6 +48,7 @@ from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
 from ..results.schema import result_problems
 from ..schema import ALL_REFERENCE_MODELS
 from . import known
+from .identity import identity
 
 __all__ = ["MAX_BYTES", "Checked", "ValidationError", "check_file", "check_result", "load_file", "parse_json",
            "rescore", "validate_and_rescore", "validate_files", "validate_or_raise", "verify"]
@@ -310,8 +311,9 @@ def check_file(path: str | os.PathLike, datasets_dir=None) -> Checked:
     return check_result(result, str(path), datasets_dir)
 
 
-def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLike] = ()) -> dict[tuple[str, str], str]:
-    """(model, revision) -> file for every parseable ``*.json`` in ``results_dir`` (minus ``skip``)."""
+def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLike] = ()) -> dict[str, str]:
+    """Model identity (:func:`.identity.identity`) -> file for every parseable ``*.json`` in
+    ``results_dir`` (minus ``skip``)."""
     folder = Path(results_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"results folder {folder} does not exist")
@@ -321,21 +323,24 @@ def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLi
         if path.resolve() in skipped:
             continue
         try:
-            out.setdefault(model_key(load_file(path)), str(path))
+            out.setdefault(identity(load_file(path)), str(path))
         except ValidationError:
             continue
     return out
 
 
 def check_duplicates(checked: list[Checked], results_dir: str | os.PathLike | None = None) -> None:
-    """Add a problem to every result whose (model, revision) another file already has."""
+    """Add a problem to every result whose model another file already has: the same identity
+    (:func:`.identity.identity`: weights' content fingerprint, scorer settings, revision; not the
+    name, nor the log-probabilities, which differ slightly with the batch size)."""
     seen = existing_keys(results_dir, [c.source for c in checked]) if results_dir is not None else {}
     for c in checked:
         if c.result is None or not isinstance(c.result.get("model"), dict):
             continue
-        key = c.key
+        key = identity(c.result)
         if key in seen:
-            c.problems.append(f"duplicate: model {key[0]!r} revision {key[1]!r} is already in {seen[key]}")
+            name, rev = c.key
+            c.problems.append(f"duplicate: model {name!r} revision {rev!r} is already in {seen[key]}")
         else:
             seen[key] = c.source
 

@@ -192,7 +192,8 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                 if cache.get_seq_length() > 0:
                     tile_cache(cache, reps)
         use_cache = want_cache or cache is not None
-        out = self.model(input_ids=ids, attention_mask=mask, past_key_values=cache, use_cache=use_cache)
+        continuing = {} if cache is None else {"past_key_values": cache}  # the kwarg warns even when None
+        out = self.model(input_ids=ids, attention_mask=mask, use_cache=use_cache, **continuing)
         if want_cache:
             return out.logits[:n], out.past_key_values
         return out.logits[:n]
@@ -208,12 +209,13 @@ class CausalScorer(SharedPrefixScoring, Scorer):
     def _score_ids(self, seqs: list[list[int]], desc: str = "scoring") -> np.ndarray:
         """Sum of log p(token | previous) over tokens 1.. of each id sequence (float64)."""
         torch = self._torch
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
         out = np.empty(len(seqs), dtype=np.float64)
         batches = length_sorted_batches([len(s) for s in seqs], self.batch_size)
-        bar = tqdm(total=len(seqs), desc=f"{self.name}: {desc}", unit="sent",
-                   disable=not self.progress, file=None, leave=False)
+        self.model  # noqa: B018 - load the weights first: their loading bar is not nested in ours
+        bar = progress_bar(total=len(seqs), desc=f"{self.name}: {desc}", unit="sent",
+                           disable=not self.progress, leave=False)
         with torch.inference_mode():
             for batch in batches:
                 ids, mask = self._pad([seqs[i] for i in batch])

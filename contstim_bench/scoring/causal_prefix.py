@@ -44,7 +44,7 @@ class SharedPrefixScoring:
         An empty continuation scores 0.  float64 sums.
         """
         torch = self._torch
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
         out = np.zeros(len(conts), dtype=np.float64)
         plen = len(prefix)
@@ -53,8 +53,8 @@ class SharedPrefixScoring:
             last_lp = torch.log_softmax(last.float(), -1)[0]  # (V,): first continuation token
             nonempty = [i for i, c in enumerate(conts) if c]
             batches = length_sorted_batches([len(conts[i]) for i in nonempty], self.batch_size)
-            bar = tqdm(total=len(nonempty), desc=f"{self.name}: {desc}", unit="cand",
-                       disable=not self.progress, leave=False)
+            bar = progress_bar(total=len(nonempty), desc=f"{self.name}: {desc}", unit="cand",
+                               disable=not self.progress, leave=False)
             for batch in batches:
                 idx = [nonempty[i] for i in batch]
                 ids, mask = self._pad([conts[i] for i in idx])
@@ -146,11 +146,11 @@ class SharedPrefixScoring:
     def _next_token_logprobs(self, seqs: list[list[int]], targets: list[list[int]]) -> np.ndarray:
         """log p(next token = t | seq) for each seq and each of its target ids (float64)."""
         torch = self._torch
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
         out = np.empty((len(seqs), len(targets[0])), dtype=np.float64)
-        bar = tqdm(total=len(seqs), desc=f"{self.name}: prompts", unit="prompt",
-                   disable=not self.progress, leave=False)
+        bar = progress_bar(total=len(seqs), desc=f"{self.name}: prompts", unit="prompt",
+                           disable=not self.progress, leave=False)
         with torch.inference_mode():
             for batch in length_sorted_batches([len(x) for x in seqs], self.batch_size):
                 ids, mask = self._pad([seqs[i] for i in batch])

@@ -93,9 +93,9 @@ def count_ngrams(sentences: Sequence[Sequence[str]], order: int, progress: bool 
     counts = [Counter() for _ in range(order)]
     it: Iterable[Sequence[str]] = sentences
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
-        it = tqdm(sentences, desc=f"counting {order}-grams", unit="sent")
+        it = progress_bar(sentences, desc=f"counting {order}-grams", unit="sent")
     for words in it:
         seq = (BOS, *words, EOS)
         for n in range(1, order + 1):

@@ -361,11 +361,11 @@ class MaskedLMScorer(Scorer):
     def _progress(self, iterable, desc: str, total: int | None = None):
         if not self.progress:
             return iterable
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
         if iterable is None:
-            return tqdm(total=total, desc=desc, unit="sent", leave=False)
-        return tqdm(iterable, desc=desc, leave=False)
+            return progress_bar(total=total, desc=desc, unit="sent", leave=False)
+        return progress_bar(iterable, desc=desc, leave=False)
 
 
 def _parse_normalize(value) -> str:

@@ -152,9 +152,9 @@ class NgramScorer(Scorer):
         out = np.empty(len(sentences), dtype=np.float64)
         it = sentences
         if self.progress and len(sentences) > 1000:
-            from tqdm.auto import tqdm
+            from ..progress import progress_bar
 
-            it = tqdm(sentences, desc=f"kenlm {self.path.name}", unit="sent")
+            it = progress_bar(sentences, desc=f"kenlm {self.path.name}", unit="sent", leave=False)
         for i, s in enumerate(it):
             _, scores = self._walk(self._tokens(s.split()))
             out[i] = scores.sum() * LN10

@@ -141,13 +141,17 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
     from transformers import AutoModelForCausalLM, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
+    from ..progress import library_bars
+
     if progress:
         print(f"[contstim] converting {model.name} from {gguf.name} (once) ...", file=sys.stderr)
     else:
         hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
-        lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
+        # the GGUF loader draws its own tqdm bar: route it through the package's progress helper
+        with library_bars("transformers.modeling_gguf_pytorch_utils", enabled=progress):
+            lm = AutoModelForCausalLM.from_pretrained(gguf.parent, gguf_file=gguf.name)
         # The weights are plain float32 tensors now: drop the GGUF quantization entry so that
         # the saved folder loads as an ordinary checkpoint.
         if hasattr(lm.config, "quantization_config"):

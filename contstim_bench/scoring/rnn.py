@@ -200,9 +200,9 @@ def train(
         total_steps = min(total_steps, settings.max_steps)
     bar = None
     if progress:
-        from tqdm.auto import tqdm
+        from ..progress import progress_bar
 
-        bar = tqdm(total=total_steps, desc=f"train {kind}", unit="step")
+        bar = progress_bar(total=total_steps, desc=f"train {kind}", unit="step")
     t0 = time.perf_counter()
     step = 0
     model.train()
@@ -369,9 +369,9 @@ class RecurrentScorer(Scorer):
         out = np.empty(len(seqs), dtype=np.float64)
         it = batches
         if self.progress and len(batches) > 1:
-            from tqdm.auto import tqdm
+            from ..progress import progress_bar
 
-            it = tqdm(batches, desc=f"{self.kind} {self.folder.name}", unit="batch")
+            it = progress_bar(batches, desc=f"{self.kind} {self.folder.name}", unit="batch", leave=False)
         b = self.boundary
         for batch in it:
             inputs = _pad([[b, *seqs[i]] for i in batch], b).to(self.device)

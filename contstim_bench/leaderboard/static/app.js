@@ -30,12 +30,16 @@
       return descending ? -c : c;
     });
     rows.forEach(function (r) { tbody.appendChild(r); });
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (h) { h.removeAttribute("aria-sort"); });
+    Array.prototype.forEach.call(headerRow(table).cells, function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", descending ? "descending" : "ascending");
   }
 
+  function headerRow(table) {  // the row of column headers (below the column-group row)
+    return table.tHead.rows[table.tHead.rows.length - 1];
+  }
+
   function makeSortable(table) {
-    Array.prototype.forEach.call(table.tHead.rows[0].cells, function (th, col) {
+    Array.prototype.forEach.call(headerRow(table).cells, function (th, col) {
       if (!th.classList.contains("sortable")) return;
       th.tabIndex = 0;
       th.addEventListener("click", function () { sortTable(table, col, th); });
@@ -43,8 +47,57 @@
     });
   }
 
+  /* Column groups that fold: while a ranking table is wider than its page, its detail groups are
+     hidden, SRCS details first, then accuracy details, then selection and units; a button shows
+     or hides a group by hand (then that group is left as the reader set it). */
+  var FOLD_ORDER = ["fold-srcs", "fold-acc", "fold-about"];
+
+  function setFold(scope, fold, folded) {
+    var table = scope.querySelector("table.ranking");
+    table.classList.toggle("hide-" + fold, folded);
+    var group = table.querySelector('th[data-group="' + fold + '"]');
+    if (group) {
+      var span = Number(group.getAttribute(folded ? "data-folded-span" : "data-span"));
+      group.hidden = span === 0;
+      if (span > 0) group.colSpan = span;
+      group.classList.toggle("folded", folded);  // a folded group's label stands over one column: not shown
+    }
+    var button = scope.querySelector('button.fold[data-fold="' + fold + '"]');
+    if (button) button.setAttribute("aria-pressed", folded ? "false" : "true");
+  }
+
+  function fits(scope) {
+    var page = document.documentElement;
+    var wrap = scope.querySelector(".table-wrap");
+    return wrap.scrollWidth <= wrap.clientWidth + 1 && page.scrollWidth <= page.clientWidth + 1;
+  }
+
+  function fitTable(scope) {
+    if (scope.offsetParent === null) return;  // hidden panel: fitted when shown
+    var pinned = scope.pinned || {};
+    FOLD_ORDER.forEach(function (fold) { if (!(fold in pinned)) setFold(scope, fold, false); });
+    for (var i = 0; i < FOLD_ORDER.length && !fits(scope); i++) {
+      if (!(FOLD_ORDER[i] in pinned)) setFold(scope, FOLD_ORDER[i], true);
+    }
+  }
+
+  function fitAll() { document.querySelectorAll(".fold-scope").forEach(fitTable); }
+
+  function makeFoldable(scope) {
+    scope.pinned = {};
+    scope.querySelectorAll("button.fold").forEach(function (button) {
+      button.addEventListener("click", function () {
+        var fold = button.getAttribute("data-fold");
+        var folded = button.getAttribute("aria-pressed") === "true";
+        scope.pinned[fold] = folded;
+        setFold(scope, fold, folded);
+      });
+    });
+  }
+
   function showPanel(id) {
     document.querySelectorAll("section.panel").forEach(function (s) { s.hidden = id !== "*" && s.id !== id; });
+    fitAll();
   }
 
   function download(name, type, text) {
@@ -73,10 +126,15 @@
 
   document.addEventListener("DOMContentLoaded", function () {
     document.querySelectorAll("table.sortable-table").forEach(makeSortable);
+    document.querySelectorAll(".fold-scope").forEach(makeFoldable);
+    var resizing = null;
+    window.addEventListener("resize", function () { clearTimeout(resizing); resizing = setTimeout(fitAll, 100); });
     var select = document.getElementById("panel-select");
     if (select) {
       select.addEventListener("change", function () { showPanel(select.value); });
       showPanel(select.value);
+    } else {
+      fitAll();
     }
     var data = window.CONTSTIM_LEADERBOARD;
     document.querySelectorAll("[data-export]").forEach(function (btn) {

@@ -1,0 +1,75 @@
+"""``contstim leaderboard add RESULT.json``: put a validated result into a results folder.
+
+The file is checked by the leaderboard's validator (:func:`.validate.validate_files`: schema,
+dataset fingerprint, every sentence's log-probability, every score recomputed).  A results folder
+holds one file per model (:mod:`.identity`): a second result of the same model is refused, naming
+the file that has it, unless ``replace`` is given, which removes that file.  The result is copied
+byte for byte (written to a temporary file, then renamed) as ``<display name>.json``
+(:func:`.identity.display_name` made a file name), with the first characters of the identity
+added when another model's file already has that name.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import names
+from .identity import describe_identity, display_name, identity
+from .validate import ValidationError, existing_keys, validate_files
+
+
+@dataclass(frozen=True)
+class Added:
+    """What :func:`add_result` did: the file written, the display name, and the file of the
+    same model it replaced (None when there was none)."""
+
+    path: Path
+    name: str
+    replaced: Path | None
+
+
+def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *, replace: bool = False,
+               datasets_dir=None) -> Added:
+    """Validate ``result_file`` and copy it into ``results_dir`` (created if missing).
+
+    ValidationError lists the problems of an invalid file; ValueError names the file of
+    ``results_dir`` that already holds the same model (with ``replace``, that file is removed
+    instead).  Nothing in ``results_dir`` changes when an error is raised.
+    """
+    source = Path(result_file)
+    folder = Path(results_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    [checked] = validate_files([source], datasets_dir=datasets_dir)
+    if not checked.ok:
+        raise ValidationError(str(source), checked.problems)
+    result = checked.result
+    key = identity(result)
+    taken = existing_keys(folder, skip=[source])
+    earlier = Path(taken[key]) if key in taken else None
+    if earlier is not None and not replace:
+        raise ValueError(f"{folder} already has this model in {earlier} ({describe_identity(result)}); "
+                         f"replace it with `contstim leaderboard add {source} --results {folder} --replace`")
+    name = display_name(result)
+    stem = names.slug(name, max_length=80)
+    mine = {source.resolve()} | ({earlier.resolve()} if earlier is not None else set())
+    target = folder / f"{stem}.json"
+    for length in (8, 16, 64):  # another file (another model's, or not a result) has the name
+        if not target.exists() or target.resolve() in mine:
+            break
+        target = folder / f"{stem}-{key[:length]}.json"
+    else:
+        raise ValueError(f"{folder}: no free file name for {name!r} (tried {stem}.json and identity suffixes)")
+    data = source.read_bytes()
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".add-", suffix=".json")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(tmp, target)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    if earlier is not None and earlier.resolve() != target.resolve():
+        earlier.unlink()
+    return Added(target, name, earlier)
