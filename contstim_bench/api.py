@@ -144,7 +144,8 @@ def evaluate_model(
     if output is not None and benchmarks is None:
         check_output_file(output)  # before any model runs
     elif output is not None and Path(output).is_file():
-        raise ValueError(f"--output {output} is a file; with benchmarks it is the folder receiving <identifier>.json")
+        raise ValueError(f"output {output} is a file; with benchmarks (`contstim evaluate --benchmark`) it is the "
+                         "folder receiving <identifier>.json")
     if benchmarks is not None:
         if experiments is not None or plots not in (None, False):
             raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")

@@ -109,7 +109,7 @@ def summary_table(result: dict) -> str:
         )
     ties = result.get("analysis", {}).get("ties", "half")
     if ties != "half":
-        lines.append(f"model ties (equal log-probabilities) count as a {ties} in the accuracy (--ties {ties})")
+        lines.append(f"model ties (equal log-probabilities) count as a {ties} in the accuracy (contstim evaluate --ties {ties})")
     header = (
         f"{'condition':<28} {'selection':<16} {'units':>5} {'trials':>6} | "
         f"{'accuracy':>9} {'ceiling':>13} {'p(LB)':>8} {'rank':>5} | "

@@ -51,7 +51,7 @@ class CorruptCacheError(RuntimeError):
         super().__init__(
             f"score cache {path}: {problem}. Its scores are not used. Delete the file (it is rebuilt "
             f"on the next run), point ${ENV_SCORE_CACHE} at another file, or run without the cache "
-            f"(--no-cache of `contstim score` and `contstim generate`)"
+            f"(`contstim score --no-cache`, `contstim generate synthetic --no-cache`)"
         )
 
 
