@@ -50,8 +50,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="reference model of the percentile scatter (default: the most accurate one)")
     p.add_argument("--name", help="model name in the result (default: the reference name for "
                    "precomputed:NAME, else the spec)")
-    p.add_argument("--threads", type=int,
-                   help="torch CPU threads (default: torch's choice; 1 is much faster on a busy machine)")
     p.set_defaults(func=_run)
 
 
