@@ -178,8 +178,8 @@ def _experiment1_free(scorer, pairs, log, max_new_tokens: int) -> tuple[dict, di
         log(f"Experiment 1, free generation: {len(unique)} sentences with {scorer.spec} ...")
         text = dict(zip(unique, scorer.generate(unique, max_new_tokens=max_new_tokens)))
         answer = {s: parse_answer(template, t) for s, t in text.items()}
-        hits, valid = answer_hits(template.name, pairs.sentence_plausible.map(answer),
-                                  pairs.sentence_implausible.map(answer))
+        hits, valid = answer_hits(template.name, [answer[s] for s in pairs.sentence_plausible],
+                                  [answer[s] for s in pairs.sentence_implausible])
         scores = {"sentence_texts": text}
         chance = CHANCE["judgment" if template.name == "sentence-judgment" else "higher"]
     return answer_accuracy(pairs, hits, valid, chance), scores

@@ -77,3 +77,20 @@ def _similarity_lines(entries: dict) -> list[str]:
         p = f"{sim['p_value']:>10.2g}" if sim["p_value"] is not None else f"{'-':>10}"
         lines.append(f"{name:<16} {sim['matched']:>8.3f} {sim['unmatched']:>10.3f} {t} {p} {sim['n_items']:>6}")
     return lines
+
+
+def glmm_table(report: dict) -> str:
+    """Readable coefficient table of a :func:`run_glmm` report."""
+    g = report["glmm"]
+    lines = [f"GLMM (Kauf et al. 2024, Appendix D): {g['formula']} + {g['random_effects']}",
+             f"subsets: {', '.join(report['subsets'])}; {g['n_observations']} observations, {g['n_items']} items; "
+             f"log-likelihood {g['log_likelihood']:.2f}", f"estimator: {g['estimator']}", ""]
+    for r in report["results"]:
+        lines.append(f"  {r['spec']} ({r['method']}): {', '.join(f'{k}={v}' for k, v in r['levels'].items())}, "
+                     f"accuracy {r['accuracy']:.3f} over {r['n_pairs']} pairs")
+    header = f"{'term':<48} {'estimate':>9} {'std.err':>8} {'z':>7} {'p':>9}"
+    lines += ["", header, "-" * len(header)]
+    for c in g["coefficients"]:
+        lines.append(f"{c['term']:<48} {c['estimate']:>9.3f} {c['std_error']:>8.3f} {c['z']:>7.2f} {c['p']:>9.3g}")
+    lines.append(f"item random-intercept variance {g['item_variance']:.3f} (s.e. {g['item_variance_std_error']:.3f})")
+    return "\n".join(lines)
