@@ -200,6 +200,18 @@ def run_blimp(
     return result
 
 
+def run_blimp_methods(model: str, methods: Sequence[str], **options) -> dict[str, dict]:
+    """:func:`run_blimp` of one masked-LM spec once per read-out ``methods`` (Kauf & Ivanova 2023,
+    Table 1/3: ``pll``, ``pll-word-l2r``, ``pll-whole-word``; ``approx-ll`` ...), on the same pairs:
+    ``{method: result}`` in the order given.  Every method is checked before any model loads."""
+    methods = list(dict.fromkeys(methods))
+    if not methods:
+        raise ValueError("no masked-LM method given")
+    for method in methods:
+        scorer_spec(model, method)
+    return {method: run_blimp(model, method, **options) for method in methods}
+
+
 def load(datasets_dir=None) -> pd.DataFrame:
     """Every BLiMP pair (67 paradigms x 1,000), sorted by paradigm and pair id."""
     from ..data.load import load_config
