@@ -16,7 +16,7 @@ protocol                     method                                      familie
 :class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
 ===========================  ==========================================  =====================
 
-All values are float64 natural-log probabilities (a judgment: log-odds or an expected rating).
+All values are float64 natural-log probabilities (a judgment: log-odds or the most probable rating).
 """
 from __future__ import annotations
 
