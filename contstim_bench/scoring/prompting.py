@@ -42,6 +42,9 @@ Where the package departs from the authors' code (``llm-plaus-prob``):
   the renormalised distribution over the allowed tokens with an unseeded generator; the package
   takes the most probable answer (the authors' own ``get_logprob_likert`` does the same), so
   results are deterministic.  Free generation is greedy for the same reason (theirs sampled).
+- Free and constrained generation use the same Table 2 prompts here; the authors' generation
+  runs (``run_generation_likert.py``) formatted theirs slightly differently (the sentence in
+  quotes, ``Answer: `` with a trailing space, a longer instruction for Sentence Choice).
 - A free answer is valid when the text holds exactly one number (or one Yes/No word) and it is an
   allowed answer; their parser also accepted numbers such as ``17`` that merely contain an
   allowed digit, and compared the answers as strings.
