@@ -219,8 +219,9 @@ def _experiment2_prompting(scorer, stimuli, log) -> tuple[dict, dict]:
     similarity of the Yes answers to the human sense rates (Tables 9, 11)."""
     from ..scoring.prompting import PromptScorer
 
-    plain = PromptScorer(scorer.lm, "sense-judgment", chat=scorer.chat, cache=scorer.cache, progress=scorer.progress)
-    withc = PromptScorer(scorer.lm, "sense-judgment-context", chat=scorer.chat, cache=scorer.cache,
+    cache = scorer.cache if scorer.cache is not None else False  # the judge's own cache, or none
+    plain = PromptScorer(scorer.lm, "sense-judgment", chat=scorer.chat, cache=cache, progress=scorer.progress)
+    withc = PromptScorer(scorer.lm, "sense-judgment-context", chat=scorer.chat, cache=cache,
                          progress=scorer.progress)
     log(f"Experiment 2 (Appendix F prompts): {len(stimuli)} stimuli x 2 with {scorer.spec} ...")
     odds_nc = plain.judge(list(stimuli.target_sentence))
