@@ -351,3 +351,12 @@ def test_smollm2_kauf2024_subset(smollm2, pairs, tables):
     stim = tables["socialn400"].iloc[:3]
     odds = judge.judge_in_context(list(zip(stim.context, stim.target_sentence)))
     np.testing.assert_allclose(odds, [-0.6183, -0.8408, -0.4682], atol=2e-3)  # it answers No
+
+
+@pytest.mark.parametrize("command", ["score", "evaluate", "blimp", "plausibility"])
+def test_every_scoring_command_takes_dtype_and_threads(command, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli.main([command, "--help"])
+    assert exit_.value.code == 0
+    out = capsys.readouterr().out
+    assert "--dtype DTYPE" in out and "--threads THREADS" in out
