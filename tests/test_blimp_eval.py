@@ -216,3 +216,45 @@ def test_cli_blimp_and_errors(tiny_causal, tiny_masked, tmp_path, capsys):
                      "--output", str(tmp_path / "x.json")]) == 1
     assert "/nonexistent/blimp-model" in capsys.readouterr().err
     assert not (tmp_path / "x.json").exists()
+
+
+# --------------------------------------------------------------------------- methods side by side (Kauf & Ivanova 2023)
+
+
+def test_reference_table_human_row_is_the_data(all_pairs, human):
+    """The human row of the stored Table 3 equals the human accuracy computed from the real
+    validation data (to the paper's one decimal)."""
+    from contstim_bench.benchmarks.blimp_reference import KAUF_IVANOVA_2023_TABLE3, PHENOMENA, paper_model
+
+    acc = blimp.blimp_accuracy(all_pairs, np.ones(len(all_pairs), bool), human)
+    ref = KAUF_IVANOVA_2023_TABLE3[("human", "human")]
+    assert 100 * acc["overall"]["human_accuracy"] == pytest.approx(ref["overall"], abs=0.051)
+    for p in PHENOMENA:
+        assert 100 * acc["phenomenon"][p]["human_accuracy"] == pytest.approx(ref[p], abs=0.051), p
+    assert KAUF_IVANOVA_2023_TABLE3[("roberta-large", "pll-word-l2r")]["overall"] == 87.5
+    assert paper_model("hf-masked:bert-base-cased?method=pll") == "bert-base-cased"
+    assert paper_model("hf-masked:/models/roberta-large/") == "roberta-large"
+    assert paper_model("smollm2-135m") is None
+
+
+def test_cli_blimp_methods_side_by_side(tiny_masked, tmp_path, capsys):
+    mspec, _ = tiny_masked
+    out = tmp_path / "b.json"
+    assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-word-l2r",
+                     "--method", "pll-whole-word", "--paradigms", ",".join(SUBSET), "--limit", str(LIMIT),
+                     "--output", str(out), "--quiet"]) == 0
+    table = capsys.readouterr().out
+    for method, name in (("pll", "PLL-original"), ("pll-word-l2r", "PLL-word-l2r"), ("pll-whole-word", "PLL-whole-word")):
+        data = json.loads((tmp_path / f"b.{method}.json").read_text())
+        assert data["model"]["spec"].endswith(f"method={method}")
+        single = blimp.run_blimp(mspec, method, paradigms=SUBSET, limit=LIMIT, progress=False, log=lambda m: None)
+        assert data["accuracy"] == single["accuracy"]
+        line = next(x for x in table.splitlines() if x.startswith(f"{name} (this run)"))
+        assert float(line.split()[3]) == pytest.approx(round(100 * single["accuracy"]["overall"]["accuracy"], 1))
+    # the paper's rows beside (all four models: a local folder is none of them) and the human row
+    assert "BERT (base), PLL-word-l2r" in table and "RoBERTa (large), PLL-whole-word" in table
+    assert "human (Warstadt et al. 2020)" in table and "covers a subset of BLiMP" in table
+    assert not out.exists()
+    assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-nope",
+                     "--output", str(out)]) == 1
+    assert "unknown masked-LM method 'pll-nope'" in capsys.readouterr().err

@@ -10,7 +10,13 @@ import pytest
 pytest.importorskip("transformers")
 
 from contstim_bench.scoring.causal import CausalScorer  # noqa: E402
-from contstim_bench.scoring.prompting import TEMPLATES, PromptScorer, get_template  # noqa: E402
+from contstim_bench.scoring.prompting import (  # noqa: E402
+    TEMPLATES,
+    PromptScorer,
+    get_template,
+    most_probable,
+    parse_answer,
+)
 from contstim_bench.scoring.registry import load_scorer  # noqa: E402
 from test_scoring_causal import naive_logprob, save_tiny_llama  # noqa: E402
 
@@ -33,6 +39,17 @@ TABLE2 = {
 }
 
 
+# Appendix F of Kauf et al. (2024), whitespace-normalised, with the paper's placeholders filled.
+APPENDIX_F = {
+    "sense-judgment": 'Here is a sentence: "The girl had a little beak.". Does this sentence make sense? Respond '
+                      "with either Yes or No as your answer. Answer:",
+    "sense-judgment-context": 'Here is a context: "The girl dressed up as a canary.", and here is a sentence: '
+                              '"The girl had a little beak.". Does this sentence make sense considering the context? '
+                              "Respond with either Yes or No as your answer. Answer:",
+}
+CONTEXT, TARGET = "The girl dressed up as a canary.", "The girl had a little beak."
+
+
 @pytest.fixture(scope="module")
 def lm(tmp_path_factory):
     folder = save_tiny_llama(tmp_path_factory.mktemp("tiny_llama_prompt"))
@@ -45,7 +62,32 @@ def answer_lp(lm, prompt: str, option: str) -> float:
         lm.model, lm.tokenizer, prompt, "<s>")
 
 
-@pytest.mark.parametrize("name", list(TEMPLATES))
+def test_appendix_f_prompt_texts(lm):
+    plain = PromptScorer(lm, "sense-judgment", cache=False)
+    withc = PromptScorer(lm, "sense-judgment-context", cache=False)
+    assert re.sub(r"\s+", " ", plain.render(s=TARGET)) == APPENDIX_F["sense-judgment"]
+    assert re.sub(r"\s+", " ", withc.render(c=CONTEXT, s=TARGET)) == APPENDIX_F["sense-judgment-context"]
+    with pytest.raises(ValueError, match=r"takes fields \('c', 's'\)"):
+        withc.render(s=TARGET)
+    with pytest.raises(ValueError, match="judges a sentence in a context: use judge_in_context"):
+        withc.judge([TARGET])
+
+
+def test_judge_in_context_is_log_odds(lm):
+    withc = PromptScorer(lm, "sense-judgment-context", cache=False)
+    got = withc.judge_in_context([(CONTEXT, TARGET), (CONTEXT, TARGET)])
+    prompt = withc.render(c=CONTEXT, s=TARGET)
+    want = answer_lp(lm, prompt, " Yes") - answer_lp(lm, prompt, " No")
+    assert got[0] == pytest.approx(want, abs=1e-4) and got[1] == got[0]
+    assert withc.n_model_pairs == 1
+    assert withc.constrained_answers([(CONTEXT, TARGET)]) == ["Yes" if want > 0 else "No"]
+    with pytest.raises(TypeError, match="item 0 must be a pair"):
+        withc.judge_in_context([TARGET])
+    with pytest.raises(ValueError, match="needs a with-context template"):
+        PromptScorer(lm, "sense-judgment", cache=False).judge_in_context([(CONTEXT, TARGET)])
+
+
+@pytest.mark.parametrize("name", list(TABLE2))
 def test_prompt_texts_are_table_2(lm, name):
     scorer = PromptScorer(lm, name, cache=False)
     text = scorer.render(a=GOOD, b=BAD) if scorer.template.pair else scorer.render(s=GOOD)
@@ -75,15 +117,57 @@ def test_yes_no_score_is_log_odds(lm, name):
     assert lp[0, 0] == pytest.approx(answer_lp(lm, scorer.render(s=GOOD), " Yes"), abs=1e-4)
 
 
-def test_likert_expected_rating(lm):
+def test_likert_most_probable_rating(lm):
+    """Likert Scoring reads out the constrained answer: the most probable of the ratings 1..7
+    (Kauf et al. 2024 §3.3), not an expectation over them."""
     scorer = PromptScorer(lm, "likert", cache=False)
     (value,) = scorer.judge([GOOD])
     prompt = scorer.render(s=GOOD)
     lp = np.array([answer_lp(lm, prompt, f" {k}") for k in range(1, 8)])
-    p = np.exp(lp) / np.exp(lp).sum()
-    assert value == pytest.approx(float(p @ np.arange(1, 8)), abs=1e-4)
-    assert 1.0 < value < 7.0
+    assert value == float(int(np.argmax(lp)) + 1)
+    assert scorer.constrained_answers([GOOD]) == [str(int(value))]
     np.testing.assert_allclose(scorer.answer_logprobs([GOOD])[0], lp, atol=1e-4)
+    assert scorer.method.endswith(":rating=most-probable")  # never served an old expected rating
+
+
+def test_most_probable_and_parse_answer():
+    likert, sj, sc1 = TEMPLATES["likert"], TEMPLATES["sentence-judgment"], TEMPLATES["sentence-choice-1"]
+    assert most_probable(("1", "2", "3"), np.array([[-3.0, -1.0, -2.0], [-1.0, -1.0, -5.0]])) == ["2", "1"]
+    with pytest.raises(ValueError, match=r"shape \(n, 3\)"):
+        most_probable(("1", "2", "3"), np.zeros((2, 2)))
+    assert parse_answer(likert, " 7") == "7"
+    assert parse_answer(likert, " I would rate it 6 out of seven.") == "6"
+    assert parse_answer(likert, " 3 or 4") is None          # two numbers
+    assert parse_answer(likert, " 17") is None             # one number, not an allowed answer
+    assert parse_answer(likert, " 8") is None and parse_answer(likert, " plausible") is None
+    assert parse_answer(sc1, "\n\n2) The boy tutored the nanny.") == "2"
+    assert parse_answer(sc1, " 1 2") is None
+    assert parse_answer(sj, " yes, it is.") == "Yes"
+    assert parse_answer(sj, " No") == "No"
+    assert parse_answer(sj, " Yes and no") is None
+    assert parse_answer(sj, " Nobody knows") is None       # whole words only
+
+
+def test_free_generation_is_greedy(lm):
+    """generate() equals a naive greedy loop (argmax of the next-token distribution, one token at a
+    time from the start token and the prompt), decoded."""
+    import torch
+
+    scorer = PromptScorer(lm, "likert", cache=False)
+    texts = scorer.generate([GOOD, BAD, GOOD], max_new_tokens=4)
+    assert texts[0] == texts[2]
+    for sentence, text in zip([GOOD, BAD], texts):
+        ids = [lm.start_id] + lm.tokenizer(scorer.render(s=sentence), add_special_tokens=False)["input_ids"]
+        new = []
+        with torch.no_grad():
+            for _ in range(4):
+                nxt = int(lm.model(torch.tensor([ids + new])).logits[0, -1].argmax())
+                new.append(nxt)
+                if nxt == lm.model.generation_config.eos_token_id:
+                    break
+        assert text == lm.tokenizer.decode(new, skip_special_tokens=True)
+    with pytest.raises(ValueError, match="max_new_tokens must be a positive integer"):
+        scorer.generate([GOOD], max_new_tokens=0)
 
 
 def test_sentence_choice_pair(lm):

@@ -49,15 +49,17 @@ def load_model(
     batch_size: int | None = None,
     cache=None,
     progress: bool = True,
+    dtype=None,
 ):
     """The scorer of ``model``: a model spec (str) is loaded with
-    :func:`contstim_bench.scoring.registry.load_scorer`; a ready scorer is returned as it is."""
+    :func:`contstim_bench.scoring.registry.load_scorer` (``dtype``: of the weights, for the
+    families that run a network); a ready scorer is returned as it is."""
     if not isinstance(model, str):
         return model
     from ..scoring.registry import load_scorer
 
-    return load_scorer(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                       progress=progress)
+    return load_scorer(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
+                       cache=cache, progress=progress)
 
 
 def short_reason(message: str) -> str:

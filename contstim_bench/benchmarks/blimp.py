@@ -156,13 +156,15 @@ def run_blimp(
     limit: int | None = None,
     datasets_dir: str | os.PathLike | None = None,
     device=None,
+    dtype=None,
     batch_size: int | None = None,
     cache=None,
     progress: bool = True,
     log=None,
 ) -> dict:
     """Score the selected BLiMP pairs with ``model`` (a spec or a Scorer) and return the result
-    dict: accuracies (see :func:`blimp_accuracy`), the per-pair scores, provenance."""
+    dict: accuracies (see :func:`blimp_accuracy`), the per-pair scores, provenance.  ``dtype``:
+    weights dtype of a network the spec loads (float32 default, bfloat16, ...)."""
     from ..data.load import fingerprint, load_config
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -170,8 +172,8 @@ def run_blimp(
     model = resolve_model(model, method, scorer_spec, _refuse_method)
     # select first, so that a bad paradigm or limit fails before the model loads
     pairs = select_pairs(load_config(DATASET, "pairs", split="test", datasets_dir=datasets_dir), paradigms, limit)
-    scorer = load_model(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                        progress=progress)
+    scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
+                        cache=cache, progress=progress)
     scorer = require_logprobs(scorer, "BLiMP")
     human = load_config(DATASET, "human_validation", split="test", datasets_dir=datasets_dir)
     sentences = list(dict.fromkeys(list(pairs.sentence_good) + list(pairs.sentence_bad)))
@@ -200,6 +202,18 @@ def run_blimp(
     return result
 
 
+def run_blimp_methods(model: str, methods: Sequence[str], **options) -> dict[str, dict]:
+    """:func:`run_blimp` of one masked-LM spec once per read-out ``methods`` (Kauf & Ivanova 2023,
+    Table 1/3: ``pll``, ``pll-word-l2r``, ``pll-whole-word``; ``approx-ll`` ...), on the same pairs:
+    ``{method: result}`` in the order given.  Every method is checked before any model loads."""
+    methods = list(dict.fromkeys(methods))
+    if not methods:
+        raise ValueError("no masked-LM method given")
+    for method in methods:
+        scorer_spec(model, method)
+    return {method: run_blimp(model, method, **options) for method in methods}
+
+
 def load(datasets_dir=None) -> pd.DataFrame:
     """Every BLiMP pair (67 paradigms x 1,000), sorted by paradigm and pair id."""
     from ..data.load import load_config
@@ -215,5 +229,5 @@ def sentences(datasets_dir=None) -> list[str]:
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
     """:func:`run_blimp` for the benchmark registry (options: ``paradigms``, ``limit``,
-    ``method``, ``device``, ``batch_size``, ``cache``, ``progress``)."""
+    ``method``, ``device``, ``dtype``, ``batch_size``, ``cache``, ``progress``)."""
     return run_blimp(scorer, datasets_dir=datasets_dir, log=log, **options)

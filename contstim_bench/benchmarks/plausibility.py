@@ -4,14 +4,18 @@ Methods:
 
 - ``logprobs``: the model's sentence log-probabilities (any scorer: causal, masked, ...).
   Experiment 1 compares the two sentences of each pair; Experiment 2 uses conditional
-  log-probabilities of the target word and sentence (:mod:`.conditional`).
+  log-probabilities of the target word and sentence (:mod:`.conditional`), with the Appendix E
+  similarity of the model's pattern to the human one.
 - ``prompt:<template>``: zero-shot prompting of a causal LM with a Table 2 template
-  (:mod:`contstim_bench.scoring.prompting`), Experiment 1 only (the paper's Experiment 2 metrics
-  are LogProbs metrics).  ``sentence-choice-1`` shows every pair in both orders.
+  (:mod:`contstim_bench.scoring.prompting`), read out by *constrained* generation (the most
+  probable allowed answer; ``sentence-choice-1`` shows every pair in both orders) and, with
+  ``free_generation=True``, by *free* (greedy) generation too (Appendix C).  With
+  ``prompt:sentence-judgment``, Experiment 2 is the Appendix F sensibility-judgment prompting with
+  its Appendix E similarity to the human pattern; the other templates have no Experiment 2.
 
 The result is a JSON-ready dict: Experiment 1 accuracy per subset and voice with the human
-accuracy beside it, Experiment 2 metrics at the word and sentence level with their human
-analogue, every score that produced them, and provenance.
+accuracy beside it, Experiment 2 metrics with their human analogue, every score that produced
+them, and provenance.
 """
 from __future__ import annotations
 
@@ -30,6 +34,9 @@ from ..scoring.protocols import PromptedJudge, require_logprobs
 from ..plausibility.conditional import DEFINITION, socialn400_values
 from ..plausibility.metrics import (
     CHANCE,
+    answer_accuracy,
+    answer_hits,
+    choice_answer_hits,
     choice_hit_vector,
     choice_order_averaged_hits,
     condition_means,
@@ -38,14 +45,19 @@ from ..plausibility.metrics import (
     experiment1_pairs,
     pair_hit_vector,
 )
+from ..plausibility.similarity import pattern_similarity
 
 FORMAT = "contstim-bench-plausibility"
 FORMAT_VERSION = 1
 DATASET = "plausibility"
 HUMAN_NO_CONTEXT = "human_sense_rate_no_context"
 HUMAN_CONTEXT = "human_sense_rate_context"
-EXPERIMENT2_SKIP_PROMPT = ("Experiment 2 metrics are LogProbs metrics (Kauf et al. 2024 §4.2); "
-                           "run with `contstim plausibility --method logprobs`")
+EXPERIMENT2_SKIP_PROMPT = ("Experiment 2 metrics are LogProbs metrics (Kauf et al. 2024 §4.2) and its prompting "
+                           "uses the Appendix F sensibility-judgment prompts: run with `contstim plausibility --method logprobs` or "
+                           "`--method prompt:sentence-judgment`")
+HUMAN_COLUMNS = {"context": HUMAN_CONTEXT, "no_context": HUMAN_NO_CONTEXT}
+FREE_RULE_NOTE = ("free generation (greedy, up to {n} new tokens): accuracy over the pairs whose answers are "
+                  "valid (exactly one allowed answer in the text), as Kauf et al. 2024 Appendix C")
 
 
 def parse_method(method: str | None) -> tuple[str, str | None]:
@@ -119,7 +131,8 @@ def _scores(scorer, sentences: list[str]) -> dict[str, float]:
 
 
 def _experiment1(scorer, pairs, log) -> tuple[dict, dict]:
-    """(accuracy dict, scores) of Experiment 1 for a log-prob or prompt scorer."""
+    """(accuracy dict, scores) of Experiment 1 for a log-prob or prompt scorer (constrained
+    answers for a prompt scorer)."""
     if _is_prompt_scorer(scorer) and scorer.template.pair:
         log(f"Experiment 1: {len(pairs)} pairs x 2 orders with {scorer.spec} ...")
         ab = list(zip(pairs.sentence_plausible, pairs.sentence_implausible))
@@ -140,7 +153,46 @@ def _experiment1(scorer, pairs, log) -> tuple[dict, dict]:
     log(f"Experiment 1: scoring {len(set(sentences))} sentences with {scorer.spec} ...")
     lp = _scores(scorer, sentences)
     hits = pair_hit_vector(pairs, pairs.sentence_plausible.map(lp), pairs.sentence_implausible.map(lp), rule)
-    return experiment1_accuracy(pairs, hits, CHANCE[rule]), {"sentence_scores": lp, "rule": rule}
+    scores = {"sentence_scores": lp, "rule": rule,
+              "pair_hits": {pid: bool(h) for pid, h in zip(pairs.pair_id, hits)}}
+    return experiment1_accuracy(pairs, hits, CHANCE[rule]), scores
+
+
+def _experiment1_free(scorer, pairs, log, max_new_tokens: int) -> tuple[dict, dict]:
+    """(accuracy over valid answers, generated texts) of Experiment 1 by free generation."""
+    from ..scoring.prompting import parse_answer
+
+    template = scorer.template
+    if template.pair:
+        ab = list(zip(pairs.sentence_plausible, pairs.sentence_implausible))
+        log(f"Experiment 1, free generation: {len(ab)} pairs x 2 orders with {scorer.spec} ...")
+        texts = scorer.generate(ab + [(b, a) for a, b in ab], max_new_tokens=max_new_tokens)
+        first, second = texts[:len(ab)], texts[len(ab):]
+        hits, valid = choice_answer_hits([parse_answer(template, t) for t in first],
+                                         [parse_answer(template, t) for t in second])
+        scores = {"pair_texts": [{"pair_id": pid, "plausible_first": f, "plausible_second": t}
+                                 for pid, f, t in zip(pairs.pair_id, first, second)]}
+        chance = CHANCE["choice"]
+    else:
+        unique = list(dict.fromkeys(list(pairs.sentence_plausible) + list(pairs.sentence_implausible)))
+        log(f"Experiment 1, free generation: {len(unique)} sentences with {scorer.spec} ...")
+        text = dict(zip(unique, scorer.generate(unique, max_new_tokens=max_new_tokens)))
+        answer = {s: parse_answer(template, t) for s, t in text.items()}
+        hits, valid = answer_hits(template.name, [answer[s] for s in pairs.sentence_plausible],
+                                  [answer[s] for s in pairs.sentence_implausible])
+        scores = {"sentence_texts": text}
+        chance = CHANCE["judgment" if template.name == "sentence-judgment" else "higher"]
+    return answer_accuracy(pairs, hits, valid, chance), scores
+
+
+def _similarity(values, stimuli, nc: str, cx: str) -> dict:
+    """Appendix E similarity of the model's ``nc``/``cx`` values to the human sense rates."""
+    return pattern_similarity(values, {"no_context": nc, "context": cx}, stimuli, HUMAN_COLUMNS)
+
+
+def _human_experiment2(stimuli) -> dict:
+    return {"metrics": context_metrics(stimuli, HUMAN_NO_CONTEXT, HUMAN_CONTEXT),
+            "condition_means": condition_means(stimuli, HUMAN_NO_CONTEXT, HUMAN_CONTEXT)}
 
 
 def _experiment2(scorer, stimuli, log) -> tuple[dict, dict]:
@@ -149,14 +201,44 @@ def _experiment2(scorer, stimuli, log) -> tuple[dict, dict]:
     levels = {}
     for level in ("word", "sentence"):
         nc, cx = f"{level}_no_context", f"{level}_context"
-        levels[level] = {"metrics": context_metrics(values, nc, cx), "condition_means": condition_means(values, nc, cx)}
-    human = {"metrics": context_metrics(stimuli, HUMAN_NO_CONTEXT, HUMAN_CONTEXT),
-             "condition_means": condition_means(stimuli, HUMAN_NO_CONTEXT, HUMAN_CONTEXT)}
-    res = {**levels, "human": human, "definition": DEFINITION,
+        levels[level] = {"metrics": context_metrics(values, nc, cx), "condition_means": condition_means(values, nc, cx),
+                         "similarity": _similarity(values, stimuli, nc, cx)}
+    res = {**levels, "human": _human_experiment2(stimuli), "definition": DEFINITION,
            "human_definition": "the same comparisons on the proportion of 'makes sense' judgments per item "
-                               "(no_context: Confederate = 1 trials; context: Confederate = 0 trials)"}
+                               "(no_context: Confederate = 1 trials; context: Confederate = 0 trials)",
+           "similarity_definition": "Kauf et al. 2024 Appendix E: min-max scaled responses, per-item Euclidean "
+                                    "similarity 1 - d/sqrt(3) of the (Control, SemAnom, Critical) vectors, matched "
+                                    "vs unmatched perspectives, paired t-test (word level: Table 8)"}
     rows = values.to_dict(orient="records")
     return res, {"logprobs": texts, "values": [{k: (int(v) if k == "item" else v) for k, v in r.items()} for r in rows]}
+
+
+def _experiment2_prompting(scorer, stimuli, log) -> tuple[dict, dict]:
+    """Appendix F: the sensibility-judgment prompts without and with the context; the answer is
+    Yes when log p(Yes) > log p(No) (constrained); condition means (Figure 4) and the Appendix E
+    similarity of the Yes answers to the human sense rates (Tables 9, 11)."""
+    from ..scoring.prompting import PromptScorer
+
+    cache = scorer.cache if scorer.cache is not None else False  # the judge's own cache, or none
+    plain = PromptScorer(scorer.lm, "sense-judgment", chat=scorer.chat, cache=cache, progress=scorer.progress)
+    withc = PromptScorer(scorer.lm, "sense-judgment-context", chat=scorer.chat, cache=cache,
+                         progress=scorer.progress)
+    log(f"Experiment 2 (Appendix F prompts): {len(stimuli)} stimuli x 2 with {scorer.spec} ...")
+    odds_nc = plain.judge(list(stimuli.target_sentence))
+    odds_cx = withc.judge_in_context(list(zip(stimuli.context, stimuli.target_sentence)))
+    scorer.n_model_sentences += plain.n_model_sentences
+    scorer.n_model_pairs += withc.n_model_pairs
+    frame = stimuli[["item", "condition"]].reset_index(drop=True).assign(
+        yes_no_context=(odds_nc > 0).astype(float), yes_context=(odds_cx > 0).astype(float))
+    res = {"prompts": {"no_context": plain.template.text, "context": withc.template.text},
+           "condition_means": condition_means(frame, "yes_no_context", "yes_context"),
+           "similarity": _similarity(frame, stimuli, "yes_no_context", "yes_context"),
+           "human": _human_experiment2(stimuli),
+           "definition": "share of Yes answers (log p(Yes) > log p(No)) per condition, without and with the "
+                         "context (Kauf et al. 2024 Appendix F, Figure 4); similarity as Appendix E (Table 9)"}
+    rows = [{"item": int(i), "condition": c, "log_odds_no_context": float(a), "log_odds_context": float(b)}
+            for i, c, a, b in zip(stimuli["item"], stimuli.condition, odds_nc, odds_cx)]
+    return res, {"values": rows}
 
 
 def run_plausibility(
@@ -165,11 +247,14 @@ def run_plausibility(
     *,
     datasets_dir: str | os.PathLike | None = None,
     device=None,
+    dtype=None,
     batch_size: int | None = None,
     cache=None,
     progress: bool = True,
     log=None,
     limit: int | None = None,
+    free_generation: bool = False,
+    max_new_tokens: int = 20,
 ) -> dict:
     """Evaluate ``model`` on Experiments 1 and 2 of Kauf et al. (2024); see the module doc.
 
@@ -180,6 +265,10 @@ def run_plausibility(
     ``model``: a model spec (``smollm2-135m``, ``hf-causal:...``, ``hf-masked:...?method=pll``,
     ``prompt:...?template=...``) or a ready :class:`~contstim_bench.scoring.base.Scorer`.
     ``method``: ``logprobs`` (default) or ``prompt:<template>`` (wraps a causal model spec).
+    ``dtype``: weights dtype of a network the spec loads (float32 default, bfloat16, ...).
+    ``free_generation``: prompting only: also read Experiment 1 out by free greedy generation of
+    at most ``max_new_tokens`` tokens (``experiment1_free``; Appendix C).  Free generation is not
+    cached: it runs the model every time.
     """
     from ..data.load import fingerprint, load_config
 
@@ -187,12 +276,19 @@ def run_plausibility(
     started = time.time()
     model = resolve_model(model, method, scorer_spec, check_scorer_method)
     check_limit(limit)
-    scorer = load_model(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                        progress=progress)
+    if free_generation and isinstance(model, str) and not model.strip().startswith("prompt:"):
+        raise ValueError("free generation reads out a prompt: give --method prompt:<template> (free_generation "
+                         "applies to prompting, not to log-probabilities)")
+    if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
+        raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
+    scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
+                        cache=cache, progress=progress)
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
     else:
         method_name = "logprobs"
+        if free_generation:
+            raise ValueError(f"free generation reads out a prompt; {scorer.spec} is a log-probability scorer")
 
     ea = load_config(DATASET, "eventsadapt", split="test", datasets_dir=datasets_dir).to_pandas()
     dt = load_config(DATASET, "dtfit", split="test", datasets_dir=datasets_dir).to_pandas()
@@ -208,12 +304,21 @@ def run_plausibility(
                       "limit": limit},
         "experiment1": exp1,
     }
+    if method_name != "logprobs":
+        result["readout"] = {"experiment1": "constrained: the most probable allowed answer"}
     scores: dict = {"experiment1": scores1}
-    if method_name == "logprobs":
+    if free_generation:
+        result["experiment1_free"], scores["experiment1_free"] = _experiment1_free(scorer, pairs, log, max_new_tokens)
+        result["readout"]["experiment1_free"] = FREE_RULE_NOTE.format(n=max_new_tokens)
+    stimuli = None
+    if method_name in ("logprobs", "prompt:sentence-judgment"):
         stimuli = load_config(DATASET, "socialn400", split="test", datasets_dir=datasets_dir).to_pandas()
         if limit is not None:
             stimuli = stimuli[stimuli["item"].isin(sorted(stimuli["item"].unique())[:limit])].reset_index(drop=True)
+    if method_name == "logprobs":
         result["experiment2"], scores["experiment2"] = _experiment2(scorer, stimuli, log)
+    elif method_name == "prompt:sentence-judgment":
+        result["experiment2_prompting"], scores["experiment2_prompting"] = _experiment2_prompting(scorer, stimuli, log)
     else:
         result["skipped"] = {"experiment2": EXPERIMENT2_SKIP_PROMPT}
     result["scores"] = scores
@@ -243,5 +348,6 @@ def sentences(datasets_dir=None) -> list[str]:
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
     """:func:`run_plausibility` for the benchmark registry (options: ``method``, ``limit``,
-    ``device``, ``batch_size``, ``cache``, ``progress``)."""
+    ``device``, ``dtype``, ``batch_size``, ``cache``, ``progress``, ``free_generation``,
+    ``max_new_tokens``)."""
     return run_plausibility(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -7,6 +7,8 @@ import argparse
 import sys
 
 DATASETS_HELP = "folder of built datasets (default: $CONTSTIM_DATASETS)"
+DTYPE_HELP = "weights dtype for model families that run a network: float32 (default), bfloat16, float16, float64"
+THREADS_HELP = "torch CPU threads (default: torch's choice; 1 is often much faster on a busy machine)"
 
 
 def positive_int(text: str) -> int:
@@ -42,13 +44,14 @@ def add_model_args(
     batch_size: str | dict | None,
     quiet: str | dict | None,
     datasets: str | dict | None = DATASETS_HELP,
-    dtype: str | dict | None = None,
+    dtype: str | dict | None = DTYPE_HELP,
+    threads: str | dict | None = THREADS_HELP,
     limit: str | dict | None = None,
 ) -> None:
     """Add the flags shared by the commands that run a model, in this order: ``--model``
     (required), ``--limit`` (:func:`positive_int`), ``--output`` (required), ``--datasets``
-    (:func:`existing_folder`), ``--device``, ``--dtype``, ``--batch-size``
-    (:func:`positive_int`), ``--quiet``.
+    (:func:`existing_folder`), ``--device``, ``--dtype``, ``--threads`` (:func:`positive_int`),
+    ``--batch-size`` (:func:`positive_int`), ``--quiet``.
 
     Each keyword is the command's help text of that flag, or a dict of ``add_argument`` keywords
     where a command's flag differs (``{"help": ..., "default": ..., "required": False}``, a
@@ -60,6 +63,7 @@ def add_model_args(
     _add(parser, "--datasets", datasets, type=existing_folder)
     _add(parser, "--device", device)
     _add(parser, "--dtype", dtype)
+    _add(parser, "--threads", threads, type=positive_int)
     _add(parser, "--batch-size", batch_size, type=positive_int)
     _add(parser, "--quiet", quiet, action="store_true")
 
@@ -74,15 +78,17 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     """Evaluate ``args.model`` on the registered benchmark ``identifier`` (what ``contstim
     evaluate --benchmark ID`` runs) with the flags of :func:`add_model_args` and the benchmark's
     own ``options``; write the result to ``--output``, print its summary unless ``--quiet``."""
+    from ..api import set_threads
     from ..benchmarks import get_benchmark
     from ..report import summary
     from ..results import write_result
     from ..results.io import check_output_file
 
     check_output_file(args.output)  # before any model runs
+    set_threads(args.threads)
     result = get_benchmark(identifier).evaluate(
         args.model, datasets_dir=args.datasets, log=(lambda m: None) if args.quiet else None, limit=args.limit,
-        device=args.device, batch_size=args.batch_size, progress=not args.quiet, **options)
+        device=args.device, dtype=args.dtype, batch_size=args.batch_size, progress=not args.quiet, **options)
     path = write_result(result, args.output)
     if not args.quiet:
         print(summary(result))

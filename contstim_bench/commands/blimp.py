@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
 from ._common import add_model_args, run_benchmark
 
@@ -26,13 +28,32 @@ def register(sub: argparse._SubParsersAction) -> None:
         batch_size="sentences (causal) or masked copies (masked) per forward pass",
         quiet="no summary table, no progress bars",
     )
-    p.add_argument("--method", default=None,
+    p.add_argument("--method", action="append", default=None,
                    help="masked-LM read-out set as ?method= of an hf-masked: spec: pll, pll-word-l2r, "
-                        "pll-whole-word, approx-ll, approx-ll-sampled (error for causal models)")
+                        "pll-whole-word, approx-ll, approx-ll-sampled (error for causal models). Repeat it "
+                        "to compare read-outs side by side with Kauf & Ivanova (2023) Table 3: one result "
+                        "per method, written as OUTPUT with the method before the suffix (b.pll.json, ...)")
     p.add_argument("--paradigms", help="comma-separated paradigm names (default: all 67)")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
     paradigms = args.paradigms.split(",") if args.paradigms is not None else None
-    return run_benchmark("blimp", args, method=args.method, paradigms=paradigms)
+    methods = args.method or [None]
+    if len(set(methods)) == 1:
+        return run_benchmark("blimp", args, method=methods[0], paradigms=paradigms)
+    from ..api import set_threads
+    from ..benchmarks.blimp import run_blimp_methods
+    from ..report.blimp import methods_table
+    from ..results import write_result
+
+    set_threads(args.threads)
+    results = run_blimp_methods(args.model, methods, paradigms=paradigms, limit=args.limit,
+                                datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
+                                batch_size=args.batch_size, progress=not args.quiet,
+                                log=(lambda m: None) if args.quiet else None)
+    out = Path(args.output)
+    for method, result in results.items():
+        print(f"wrote {write_result(result, out.with_name(f'{out.stem}.{method}{out.suffix}'))}", file=sys.stderr)
+    print(methods_table(results))
+    return 0

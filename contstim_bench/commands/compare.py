@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_model_args, positive_int
+from ._common import add_model_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -45,7 +45,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="condition to compare on (repeatable; default: every condition with trials)")
     p.add_argument("--ties", choices=["half", "miss", "hit"], default="half",
                    help="what a model tie scores in accuracies (recorded; head-to-heads leave ties out)")
-    p.add_argument("--threads", type=positive_int, help="torch CPU threads (default: torch's choice)")
     p.set_defaults(func=_run)
 
 

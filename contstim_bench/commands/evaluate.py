@@ -54,8 +54,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="what a model tie (equal log-probabilities of the two sentences) scores in the accuracy: "
                         "half (0.5, the expected value of a coin flip; default), miss (0) or hit (1); "
                         "recorded in the result")
-    p.add_argument("--threads", type=positive_int,
-                   help="torch CPU threads (default: torch's choice; 1 is much faster on a busy machine)")
     p.set_defaults(func=_run)
 
 

@@ -13,9 +13,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="semantic plausibility benchmarks of Kauf et al. 2024 (EventsAdapt, DTFit, SocialN400)",
         description=(
             "Experiment 1: binary accuracy on EventsAdapt AI and AA (active, passive, both) and DTFit, "
-            "with the human accuracy beside it. Experiment 2 (logprobs only): General Plausibility, "
+            "with the human accuracy beside it. Experiment 2 (logprobs): General Plausibility, "
             "Context-Dependent Plausibility and Context Sensitivity on SocialN400 at the target-word "
-            "and sentence level. Prints a summary and writes a JSON with every score and provenance."
+            "and sentence level, and the Appendix E similarity to the human pattern; with "
+            "--method prompt:sentence-judgment, the Appendix F prompting of the same items. Prints a "
+            "summary and writes a JSON with every score and provenance."
         ),
     )
     add_model_args(
@@ -29,5 +31,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--method", default=None,
                    help="logprobs (default) or prompt:TEMPLATE with TEMPLATE one of sentence-choice-1, "
-                        "sentence-choice-2, likert, sentence-judgment (causal models only)")
-    p.set_defaults(func=lambda args: run_benchmark("plausibility", args, method=args.method))
+                        "sentence-choice-2, likert, sentence-judgment (causal models only; answers by constrained "
+                        "generation: the most probable allowed answer; prompt:sentence-judgment also runs "
+                        "Experiment 2 with the Appendix F prompts)")
+    p.add_argument("--free-generation", action="store_true",
+                   help="prompting only: also answer by free greedy generation (Appendix C), accuracy over the "
+                        "valid answers beside the constrained one (not cached: runs the model every time)")
+    p.add_argument("--max-new-tokens", type=int, default=20,
+                   help="tokens a free generation may produce (default 20, as the paper)")
+    p.set_defaults(func=lambda args: run_benchmark("plausibility", args, method=args.method,
+                                                   free_generation=args.free_generation,
+                                                   max_new_tokens=args.max_new_tokens))

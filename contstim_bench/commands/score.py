@@ -35,8 +35,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
+    from ..api import set_threads
     from ..scorefile import score_file
 
+    set_threads(args.threads)
     summary = score_file(args.model, args.input, args.output, datasets_dir=args.datasets, device=args.device,
                          dtype=args.dtype, batch_size=args.batch_size, cache=False if args.no_cache else None,
                          progress=not args.quiet)

@@ -4,6 +4,8 @@ SocialN400 (Experiment 2), with LogProbs or prompting.
 - :mod:`.metrics`: the metrics as pure functions of scores (binary accuracy, the three context
   metrics), hand-checkable;
 - :mod:`.conditional`: conditional log-probabilities of target words and sentences;
+- :mod:`.similarity`: the Appendix E similarity of a response pattern to the human one;
+- :mod:`.glmm`: the Appendix D binomial GLMM of per-pair accuracy;
 
 The benchmark itself (model spec -> result) is :mod:`contstim_bench.benchmarks.plausibility`;
 its summary table is :mod:`contstim_bench.report.plausibility`.

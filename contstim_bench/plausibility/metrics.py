@@ -165,6 +165,70 @@ def experiment1_accuracy(pairs: pd.DataFrame, hits: np.ndarray, chance: float = 
     return out
 
 
+def answer_hits(template: str, answer_plausible, answer_implausible) -> tuple[np.ndarray, np.ndarray]:
+    """(hits, valid) per pair from the *answers* of a single-sentence template (free or
+    constrained generation, Appendix C): ``None`` is no valid answer.
+
+    - ``likert``: hit when the plausible sentence's rating is strictly higher (a tie is a miss);
+    - ``sentence-judgment``: hit when the plausible sentence gets "Yes" and the implausible "No";
+    - ``sentence-choice-2``: the same comparison with Yes > No (binary answers: the same hits).
+
+    A pair is valid when both answers are; invalid pairs are no hits.
+    """
+    good = list(answer_plausible)
+    bad = list(answer_implausible)
+    if len(good) != len(bad):
+        raise ValueError(f"{len(good)} plausible vs {len(bad)} implausible answers")
+    valid = np.array([g is not None and b is not None for g, b in zip(good, bad)], dtype=bool)
+    if template == "likert":
+        hits = [v and int(g) > int(b) for g, b, v in zip(good, bad, valid)]
+    elif template in ("sentence-judgment", "sentence-choice-2"):
+        hits = [v and g == "Yes" and b == "No" for g, b, v in zip(good, bad, valid)]
+    else:
+        raise ValueError(f"no single-sentence answer rule for template {template!r}")
+    return np.asarray(hits, dtype=bool), valid
+
+
+def choice_answer_hits(answer_plausible_first, answer_plausible_second) -> tuple[np.ndarray, np.ndarray]:
+    """(hits, valid), each (n, 2), of Sentence Choice I answers: column 0 the plausible sentence
+    shown as "1" (hit when the answer is "1"), column 1 shown as "2" (hit when "2")."""
+    first = list(answer_plausible_first)
+    second = list(answer_plausible_second)
+    if len(first) != len(second):
+        raise ValueError(f"{len(first)} vs {len(second)} answers of the two presentation orders")
+    valid = np.array([[a is not None, b is not None] for a, b in zip(first, second)], dtype=bool).reshape(-1, 2)
+    hits = np.array([[a == "1", b == "2"] for a, b in zip(first, second)], dtype=bool).reshape(-1, 2)
+    return hits, valid
+
+
+def answer_accuracy(pairs: pd.DataFrame, hits: np.ndarray, valid: np.ndarray, chance: float) -> dict[str, dict]:
+    """Accuracy over the *valid* answers per subset and voice (the paper's free-generation
+    analysis drops pairs without a valid answer): ``{subset: {voice: {n_pairs, n_answers,
+    n_valid, valid_share, hits, accuracy, chance}}}``; ``accuracy`` is None when nothing is valid.
+    ``hits``/``valid``: (n,) per pair or (n, 2) per presentation (Sentence Choice I)."""
+    hits = np.asarray(hits, dtype=bool)
+    valid = np.asarray(valid, dtype=bool)
+    if hits.shape != valid.shape or hits.shape[0] != len(pairs):
+        raise ValueError(f"hits {hits.shape} and valid {valid.shape} must match {len(pairs)} pairs")
+    out: dict[str, dict] = {}
+    for subset in EXPERIMENT1_SUBSETS:
+        sel = (pairs.subset == subset).to_numpy()
+        if not sel.any():
+            continue
+        res = {}
+        for voice in ("active", "passive", "both"):
+            v = sel if voice == "both" else sel & (pairs.voice == voice).to_numpy()
+            if not v.any():
+                continue
+            h, ok = hits[v], valid[v]
+            n_valid = int(ok.sum())
+            res[voice] = {"n_pairs": int(v.sum()), "n_answers": int(ok.size), "n_valid": n_valid,
+                          "valid_share": n_valid / ok.size, "hits": int((h & ok).sum()),
+                          "accuracy": float((h & ok).sum() / n_valid) if n_valid else None, "chance": chance}
+        out[subset] = res
+    return out
+
+
 # --------------------------------------------------------------------------- Experiment 2
 
 def _by_condition(frame: pd.DataFrame, column: str) -> pd.DataFrame:

@@ -1,28 +1,56 @@
-"""Plausibility by prompting a causal LM (Kauf et al. 2024, Table 2): ``prompt:<model>?template=``.
+"""Plausibility by prompting a causal LM (Kauf et al. 2024, Table 2 and Appendix F):
+``prompt:<model>?template=``.
 
 The four zero-shot prompts of Table 2 (wording of the table, line breaks as in the authors'
-``utils/make_prompts.py``), each ending in ``Answer:``.  No text is sampled: every answer
-option is scored by its log-probability as the continuation of the prompt (``" 1"``, ``" Yes"``,
-...; natural logs, summed over the option's tokens, almost always one token).
+``utils/make_prompts.py``) and the two sensibility-judgment prompts of Appendix F, each ending in
+``Answer:``.  The answer is read out in one of the two ways of Appendix C:
+
+- **constrained** (the default, and what every score here is): only the allowed answers can be
+  produced, and the answer is the *most probable* of them.  Every answer option is scored by its
+  log-probability as the continuation of the prompt (``" 1"``, ``" Yes"``, ...; natural logs,
+  summed over the option's tokens, almost always one token), no text is sampled.
+- **free** (:meth:`PromptScorer.generate`): the model continues the prompt greedily for up to
+  ``max_new_tokens`` (20, as the paper) tokens and the text is mapped to an answer by
+  :func:`parse_answer` (exactly one allowed answer in it, else no valid answer).
 
 ========================  ====================  =========================================
-template                  answers               score
+template                  answers               constrained score
 ========================  ====================  =========================================
 ``sentence-choice-1``     ``1`` / ``2``         pair only: :meth:`PromptScorer.choose`
                                                 ``(a, b) = log p(1) - log p(2)``, the
                                                 log-odds that ``a`` is the more plausible
+                                                (the constrained answer is "1" when > 0)
 ``sentence-choice-2``     ``Yes`` / ``No``      ``log p(Yes) - log p(No)``
-``likert``                ``1`` ... ``7``       expected rating, sum_k k p(k) / sum_k p(k)
+``likert``                ``1`` ... ``7``       the most probable rating, argmax_k p(k)
 ``sentence-judgment``     ``Yes`` / ``No``      ``log p(Yes) - log p(No)``
+``sense-judgment``        ``Yes`` / ``No``      Appendix F, no context: as sentence-judgment
+``sense-judgment-context`` ``Yes`` / ``No``     Appendix F with a context:
+                                                :meth:`PromptScorer.judge_in_context`
 ========================  ====================  =========================================
 
 A "sentence score" of a single-sentence template is therefore *not* a log-probability of the
 sentence but a plausibility score on its own scale: the log-odds of answering Yes (positive
 means the model says Yes: Kauf et al.'s Sentence Judgment accuracy, chance 25%, counts an item
-when the plausible sentence scores > 0 and the implausible one < 0), or the expected Likert
-rating, which orders sentences like the paper's constrained generation (the arg-max rating,
-available from :meth:`PromptScorer.answer_logprobs`) but without ties.  Comparing two
+when the plausible sentence scores > 0 and the implausible one < 0), or the Likert rating the
+constrained answer gives (an integer 1..7, so two sentences often tie; a tie is a miss of the
+binary accuracy, as the paper compares ``good_generation > bad_generation``).  Comparing two
 sentences by these scores is the paper's binary accuracy.
+
+Where the package departs from the authors' code (``llm-plaus-prob``):
+
+- The paper used ``outlines`` 0.0.13 for constrained generation, which *samples* the answer from
+  the renormalised distribution over the allowed tokens with an unseeded generator; the package
+  takes the most probable answer (the authors' own ``get_logprob_likert`` does the same), so
+  results are deterministic.  Free generation is greedy for the same reason (theirs sampled).
+- Free and constrained generation use the same Table 2 prompts here; the authors' generation
+  runs (``run_generation_likert.py``) formatted theirs slightly differently (the sentence in
+  quotes, ``Answer: `` with a trailing space, a longer instruction for Sentence Choice).
+- A free answer is valid when the text holds exactly one number (or one Yes/No word) and it is an
+  allowed answer; their parser also accepted numbers such as ``17`` that merely contain an
+  allowed digit, and compared the answers as strings.
+- Appendix F's prompts are worded as the paper prints them (the sentence and the context in
+  quotes); the authors' run script instead put the context before the sentence inside the
+  no-context prompt.
 
 Chat template: Kauf et al. feed the raw prompt to base and instruction-tuned models alike (their
 code formats no chat turns), so the default is ``chat=no``; ``chat=yes`` wraps the prompt (without
@@ -35,6 +63,7 @@ cancelling a preference for the answer "1"; the default ``order=given`` presents
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,17 +72,23 @@ import numpy as np
 from .base import cached_values, resolve_cache, validate_sentences
 
 OPTION_KEYS = frozenset({"template", "chat", "order", "start"})
+FREE_MAX_NEW_TOKENS = 20
+"""Tokens a free generation may produce (Kauf et al. 2024, Appendix C: "up to 20 tokens")."""
 
 
 @dataclass(frozen=True)
 class Template:
-    """One prompt of Table 2: its text (``{s}`` or ``{a}``/``{b}``) and its answer labels."""
+    """One prompt of Table 2 or Appendix F: its text and its answer labels.
+
+    ``fields`` are the text's placeholders: ``("s",)`` a sentence, ``("a", "b")`` two sentences
+    (``pair``), ``("c", "s")`` a context and a sentence."""
 
     name: str
     title: str  # as in the paper
     text: str  # ends with the question; "\n\nAnswer:" is appended for plain prompting
     labels: tuple[str, ...]
     pair: bool = False
+    fields: tuple[str, ...] = ("s",)
 
 
 TEMPLATES: dict[str, Template] = {
@@ -66,6 +101,7 @@ TEMPLATES: dict[str, Template] = {
         ),
         labels=("1", "2"),
         pair=True,
+        fields=("a", "b"),
     ),
     "sentence-choice-2": Template(
         name="sentence-choice-2",
@@ -99,6 +135,22 @@ TEMPLATES: dict[str, Template] = {
         ),
         labels=("Yes", "No"),
     ),
+    # Appendix F: the sensibility-judgment task of Jouravlev et al. (2019), worded as printed
+    "sense-judgment": Template(
+        name="sense-judgment",
+        title="Sensibility Judgment (Appendix F, no context)",
+        text=('Here is a sentence: "{s}". Does this sentence make sense? Respond with either Yes or No '
+              "as your answer."),
+        labels=("Yes", "No"),
+    ),
+    "sense-judgment-context": Template(
+        name="sense-judgment-context",
+        title="Sensibility Judgment (Appendix F, with context)",
+        text=('Here is a context: "{c}", and here is a sentence: "{s}". Does this sentence make sense '
+              "considering the context? Respond with either Yes or No as your answer."),
+        labels=("Yes", "No"),
+        fields=("c", "s"),
+    ),
 }
 
 ALIASES = {
@@ -115,6 +167,35 @@ def get_template(name: str) -> Template:
     if key not in TEMPLATES:
         raise ValueError(f"unknown prompt template {name!r}; templates: {', '.join(TEMPLATES)}")
     return TEMPLATES[key]
+
+
+def parse_answer(template: Template, text: str) -> str | None:
+    """The answer label a freely generated ``text`` gives, or None when it gives no valid answer.
+
+    Valid (Appendix C: "responses that include a valid response"): the text holds exactly one
+    number (numeric labels: ``1``/``2``, ``1``..``7``) or exactly one of the label words (Yes/No,
+    any case, as whole words), and it is one of ``template.labels``.  ``"Answer: 7."`` -> ``"7"``;
+    ``"3 or 4"``, ``"17"``, ``"Yes and no"`` -> None.
+    """
+    if not isinstance(text, str):
+        raise TypeError(f"generated text must be a str, got {type(text).__name__}")
+    if all(label.isdigit() for label in template.labels):
+        found = re.findall(r"\d+", text)
+        return found[0] if len(found) == 1 and found[0] in template.labels else None
+    words = "|".join(re.escape(label) for label in template.labels)
+    found = re.findall(rf"\b({words})\b", text, flags=re.IGNORECASE)
+    if len(found) != 1:
+        return None
+    return next(label for label in template.labels if label.lower() == found[0].lower())
+
+
+def most_probable(labels: Sequence[str], logprobs: np.ndarray) -> list[str]:
+    """The constrained answer of each row of ``logprobs`` (n, len(labels)): the label of the
+    largest log-probability (the first one on an exact tie)."""
+    lp = np.asarray(logprobs, dtype=np.float64)
+    if lp.ndim != 2 or lp.shape[1] != len(labels):
+        raise ValueError(f"expected answer log-probabilities of shape (n, {len(labels)}), got {lp.shape}")
+    return [labels[i] for i in lp.argmax(1)]
 
 
 def _flag(value: str, key: str) -> bool:
@@ -155,6 +236,8 @@ class PromptScorer:
             raise ValueError(f"chat=yes but model {lm.name} has no chat template")
         self.spec = spec or f"prompt:{lm.spec}?template={self.template.name}"
         self.method = f"prompt:{self.template.name}:chat={'yes' if self.chat else 'no'}:order={order}"
+        if self.template.name == "likert":  # the constrained answer, not the expected rating
+            self.method += ":rating=most-probable"
 
     # ---------------------------------------------------------------------------- identity
     def fingerprint(self) -> str:
@@ -177,7 +260,11 @@ class PromptScorer:
 
     # ----------------------------------------------------------------------------- prompts
     def render(self, **fields: str) -> str:
-        """Full prompt text for ``s=`` (or ``a=``, ``b=``), chat-formatted when ``chat=yes``."""
+        """Full prompt text for the template's fields (``s=``; ``a=``, ``b=``; ``c=``, ``s=``),
+        chat-formatted when ``chat=yes``."""
+        if set(fields) != set(self.template.fields):
+            raise ValueError(f"template {self.template.name} takes fields {self.template.fields}, "
+                             f"got {tuple(sorted(fields))}")
         body = self.template.text.format(**fields)
         if not self.chat:
             return body + "\n\nAnswer:"
@@ -195,22 +282,56 @@ class PromptScorer:
         sents = validate_sentences(sentences)
         return self._answers([self.render(s=s) for s in sents])
 
+    def constrained_answers(self, items: Sequence) -> list[str]:
+        """The constrained answer (the most probable allowed label) to each item: a sentence, a
+        ``(a, b)`` pair (sentence-choice-1) or a ``(context, sentence)`` pair (with-context
+        template).  Not cached: the cached scores (:meth:`judge`, :meth:`choose_many`) hold the
+        same decision."""
+        return most_probable(self.labels, self._answers(self._prompts(items)))
+
+    def generate(self, items: Sequence, max_new_tokens: int = FREE_MAX_NEW_TOKENS) -> list[str]:
+        """Free generation (Appendix C): the greedy continuation of each item's prompt, up to
+        ``max_new_tokens`` tokens (stopping at the model's end-of-sequence token), as text.
+        ``items`` as in :meth:`constrained_answers`; :func:`parse_answer` maps a text to a label."""
+        from .generation import greedy_continuations
+
+        return greedy_continuations(self.lm, self._prompts(items), max_new_tokens=max_new_tokens,
+                                    add_start=not self.chat)
+
+    def _prompts(self, items: Sequence) -> list[str]:
+        """Prompts of ``items`` (see :meth:`constrained_answers`), each item checked."""
+        items = list(items)
+        fields = self.template.fields
+        if fields == ("s",):
+            return [self.render(s=s) for s in validate_sentences(items)]
+        out = []
+        for i, item in enumerate(items):
+            if not isinstance(item, (tuple, list)) or len(item) != 2:
+                raise TypeError(f"item {i} must be a pair {fields}, got {item!r}")
+            validate_sentences(item)
+            out.append(self.render(**dict(zip(fields, item))))
+        return out
+
     # ------------------------------------------------------------------------------ scores
     def _require_single(self) -> None:
-        if self.template.pair:
+        if self.template.fields != ("s",):
+            what, use = (("compares two sentences", "choose(sentence_a, sentence_b)") if self.template.pair
+                         else ("judges a sentence in a context", "judge_in_context([(context, sentence), ...])"))
             raise ValueError(
-                f"template {self.template.name} compares two sentences: use choose(sentence_a, "
-                f"sentence_b) (sentence scores exist for sentence-choice-2, likert, sentence-judgment)"
+                f"template {self.template.name} {what}: use {use} (sentence scores exist for "
+                f"sentence-choice-2, likert, sentence-judgment, sense-judgment)"
             )
+
+    def _values(self, lp: np.ndarray) -> np.ndarray:
+        """Constrained score per row of answer log-probabilities: the most probable rating
+        (likert), else log p(first label) - log p(second label)."""
+        if self.template.name == "likert":
+            return np.array([float(k) for k in most_probable(self.labels, lp)])
+        return lp[:, 0] - lp[:, 1]  # log p(Yes) - log p(No)
 
     def _score_unique(self, sentences: list[str]) -> np.ndarray:
         self._require_single()
-        lp = self._answers([self.render(s=s) for s in sentences])
-        if self.template.name == "likert":
-            p = np.exp(lp - lp.max(1, keepdims=True))
-            p /= p.sum(1, keepdims=True)
-            return p @ np.arange(1, 8, dtype=np.float64)
-        return lp[:, 0] - lp[:, 1]  # log p(Yes) - log p(No)
+        return self._values(self._answers([self.render(s=s) for s in sentences]))
 
     def judge(self, sentences: Sequence[str]) -> np.ndarray:
         """Per-sentence plausibility score of a single-sentence template (see module doc): not a
@@ -220,6 +341,22 @@ class PromptScorer:
         values, n = cached_values(self, self.cache, self.method, sents, self._score_unique, what="judgment")
         self.n_model_sentences += n
         return values
+
+    def judge_in_context(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """:meth:`judge` of a with-context template (``sense-judgment-context``) for
+        ``(context, sentence)`` pairs: log p(Yes) - log p(No) (float64, cached)."""
+        if self.template.fields != ("c", "s"):
+            raise ValueError(f"judge_in_context() needs a with-context template, not {self.template.name}")
+        pairs = list(pairs)
+        self._prompts(pairs)  # checks every pair before anything runs
+
+        def values(keys: list[str]) -> np.ndarray:
+            return self._values(self._answers(self._prompts([tuple(k.split("\x1f")) for k in keys])))
+
+        out, n = cached_values(self, self.cache, self.method, [f"{c}\x1f{s}" for c, s in pairs], values,
+                               what="judgment")
+        self.n_model_pairs += n
+        return out
 
     def choose(self, sentence_a: str, sentence_b: str) -> float:
         """Log-odds that ``sentence_a`` is the more plausible: log p("1") - log p("2")."""

@@ -17,7 +17,7 @@ protocol                     method                                      familie
 :class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
 ===========================  ==========================================  =====================
 
-All values are float64 natural-log probabilities (a judgment: log-odds or an expected rating).
+All values are float64 natural-log probabilities (a judgment: log-odds or the most probable rating).
 """
 from __future__ import annotations
 
