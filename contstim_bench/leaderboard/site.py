@@ -297,7 +297,9 @@ def matrix_page(matrices: list[dict]) -> str:
         '<p class="note">Cell (row, column): Benjamini-Hochberg adjusted two-sided Wilcoxon p-value of the row '
         "model vs the column model across shared participants (one family per panel and measure); the sign shows "
         "which is higher (+ = row higher). Shaded: q &lt; .05. Models ordered by their mean score. Verified and "
-        "unverified models are compared only within their own group.</p>",
+        "unverified models are compared only within their own group. n/c: not comparable like for like (one "
+        "model evaluated on every trial of the condition, the other on the trials that target it); the result "
+        "files' head-to-head compares such models on the trials where they disagree.</p>",
     ]
     for m in matrices:
         names = m["models"]
@@ -310,6 +312,10 @@ def matrix_page(matrices: list[dict]) -> str:
                     cells.append('<td class="diag">&mdash;</td>')
                     continue
                 p, d = m["p"][i][j], m["delta"][i][j]
+                if p is None:  # not comparable like for like (different trial selections)
+                    cells.append('<td class="diag" title="evaluated on different trials: see the head-to-head '
+                                 'of the result files">n/c</td>')
+                    continue
                 cls = "sigcell" if p < m["alpha"] else ""
                 sign = "+" if d > 0 else "&minus;" if d < 0 else "="
                 cells.append(f'<td class="{cls}" title="delta {d:+.4f}">{sign} {_p(p)}</td>')
@@ -356,6 +362,31 @@ def _scores_table(conds: dict) -> str:
     return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
 
+def _head_to_head_table(cond: str, e: dict) -> str:
+    """The model against every reference model on the same trials (where the two disagree)."""
+    matches = e.get("head_to_head") or {}
+    if not matches:
+        return ""
+    rows = []
+    for ref, h in matches.items():
+        pairs = f"{h['n_pairs']} of {h['n_pairs_selected']}"
+        if h["share"] is None:
+            verdict = "no disagreement: not separable on this data"
+            rows.append(f"<tr><td class='text'>{E(ref)}</td><td class='text'>{E(h['selection'])}</td><td>{pairs}</td>"
+                        f"<td></td><td></td><td class='text'>{verdict}</td></tr>")
+            continue
+        rows.append(f"<tr><td class='text'>{E(ref)}</td><td class='text'>{E(h['selection'])}</td><td>{pairs}</td>"
+                    f"<td>{_num(h['share'])}</td>{_p_td(h['p_bh'])}<td class='text'>{E(str(h['better']))}</td></tr>")
+    return (
+        f"<h3>{E(cond)}: head-to-head with the reference models</h3><p class='note'>On the same trials, those "
+        "where the two models prefer different sentences: the share of participants' choices that went to this "
+        "model's sentence (mean over units; 0.5 = no difference), BH-adjusted two-sided Wilcoxon vs 0.5.</p>"
+        "<table><thead><tr><th class='text'>Reference</th><th class='text'>Trials</th><th>Pairs disagreeing</th>"
+        "<th>Share</th><th>q</th><th class='text'>Better</th></tr></thead>"
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
 def _comparisons_table(cond: str, e: dict) -> str:
     comps = e.get("comparisons") or {}
     if not comps:
@@ -368,7 +399,7 @@ def _comparisons_table(cond: str, e: dict) -> str:
             f"<td>{_num(c.get('srcs'))}</td><td>{c.get('srcs_delta', 0):+.3f}</td>{_p_td(c.get('srcs_p_bh'))}</tr>"
         )
     return (
-        f"<h3>{E(cond)}: vs reference models</h3><table><thead><tr><th class='text'>Reference</th><th class='text'>Selection</th>"
+        f"<h3>{E(cond)}: per-unit scores vs reference models (like for like)</h3><table><thead><tr><th class='text'>Reference</th><th class='text'>Selection</th>"
         "<th>Accuracy</th><th>&Delta; acc.</th><th>q</th><th>SRCS</th><th>&Delta; SRCS</th><th>q</th></tr></thead>"
         f"<tbody>{''.join(rows)}</tbody></table>"
     )
@@ -387,7 +418,7 @@ def model_page(result: dict, file_name: str, plots: list[str], verification: str
     for exp, conds in result["experiments"].items():
         parts.append(f"<h2>Experiment {E(exp)}</h2>")
         parts.append(_scores_table(conds))
-        parts += [_comparisons_table(cond, e) for cond, e in conds.items()]
+        parts += [_head_to_head_table(cond, e) + _comparisons_table(cond, e) for cond, e in conds.items()]
     if plots:
         parts.append('<h2>Plots</h2><div class="plots">')
         parts += [f'<img src="{E(p)}" alt="{E(Path(p).stem)}">' for p in plots if p.endswith(".png")]

@@ -12,7 +12,9 @@ For every experiment and condition (a *panel*) each model contributes one row:
 - ``p_accuracy_vs_leader`` / ``p_srcs_vs_leader``: two-sided Wilcoxon signed-rank test of the
   model's per-unit values against the leader's (the model with the highest mean of that measure
   in the panel; ties broken by the other measure), Benjamini-Hochberg adjusted across the models
-  of the panel (``None`` for the leader itself).
+  of the panel (``None`` for the leader itself, and for a model that does not compare like for
+  like with the leader: one evaluated on all trials of a controversial condition against a
+  leader evaluated on the trials that target it, :func:`comparable`).
 
 Each model is scored on its own selection of trials (``selection``: a reference model on the
 trials that target it in controversial conditions), as in the paper's figures; the pairwise
@@ -107,13 +109,21 @@ def shared_ranks(values: list[float]) -> tuple[list[int], list[bool]]:
     return [int(r) for r in rank], [counts[v] > 1 for v in rounded]
 
 
+def comparable(a: dict, b: dict) -> bool:
+    """Whether two models' entries of one condition compare like for like: both evaluated on every
+    trial of the condition (the same trials), or both on the trials that target each of them (the
+    paper's own selections).  A model on all trials against one on its own targeted trials is not
+    (different trial sets): the result files' ``head_to_head`` compares such models instead."""
+    return (a.get("selection") == "all") == (b.get("selection") == "all")
+
+
 def _vs_leader(entries: list[tuple[dict, dict]], measure: str) -> tuple[str, list[float | None]]:
     other = "srcs" if measure == "accuracy" else "accuracy"
     best = max(range(len(entries)), key=lambda i: (entries[i][1][measure], entries[i][1][other], -i))
     leader = entries[best][1]
     raw, idx = [], []
     for i, (r, e) in enumerate(entries):
-        if i == best:
+        if i == best or not comparable(e, leader):
             continue
         x, y = paired(_series(e, measure), _series(leader, measure), f"{_label(r)} vs leader")
         raw.append(wilcoxon_p(x, y))
@@ -175,7 +185,8 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
 
     Models are ordered by decreasing mean ``measure``; ``p[i][j]`` is the BH-adjusted two-sided
     Wilcoxon p-value of model i vs model j over shared units (one family: every pair of the
-    panel; ``None`` on the diagonal); ``delta[i][j]`` = mean over shared units of i minus j.
+    panel that compares like for like, :func:`comparable`; ``None`` on the diagonal and for the
+    pairs that do not); ``delta[i][j]`` = mean over shared units of i minus j.
     """
     if measure not in MEASURES:
         raise ValueError(f"unknown measure {measure!r}; known: {', '.join(MEASURES)}")
@@ -185,6 +196,7 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
     entries.sort(key=lambda re: -re[1][measure])
     n = len(entries)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
+    pairs = [(i, j) for i, j in pairs if comparable(entries[i][1], entries[j][1])]
     raw, deltas = [], []
     for i, j in pairs:
         x, y = paired(_series(entries[i][1], measure), _series(entries[j][1], measure), "pairwise")
