@@ -2,6 +2,12 @@
 
 A log-probability scorer writes ``sentence,logprob`` (natural logs); a prompted judge
 (``prompt:...``) writes ``sentence,judgment`` (its template's own scale, not a log-probability).
+An output ending in ``.npy`` gets the upstream pool layout instead: one float64 natural-log
+probability per input line, in line order (repeated lines repeat their value), which
+``precomputed:FILE.npy?sentences=INPUT`` reads back as a model.
+
+Under ``accelerate launch`` the sentences are split across the processes (see
+:mod:`contstim_bench.scoring.parallel`) and process 0 writes the output.
 """
 from __future__ import annotations
 
@@ -11,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .scoring.precomputed import write_pool_array
 from .scoring.protocols import PromptedJudge, require_logprobs
 from .scoring.registry import ScoringContext, load_scorer
 
@@ -51,16 +58,29 @@ def write_scores(path: str | Path, sentences: list[str], logprobs, column: str =
 
 
 def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None, device=None,
-               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True) -> str:
-    """Score every line of ``input`` with the model ``spec`` and write the CSV ``output``;
-    returns a one-line summary (sentences, distinct ones, how many the model ran on)."""
+               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True,
+               max_tokens_per_batch: int | None = None) -> str | None:
+    """Score every line of ``input`` with the model ``spec`` and write ``output`` (CSV, or ``.npy``
+    aligned with the lines); returns a one-line summary (sentences, distinct ones, how many the
+    model ran on), or None in a process other than 0 of a data-parallel launch (which writes nothing)."""
+    from .scoring.parallel import is_main_process
+
     sentences = read_sentences(input)
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+    npy = str(output).endswith(".npy")
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
+                             max_tokens_per_batch=max_tokens_per_batch)
     scorer = load_scorer(spec, context, device=device, dtype=dtype)
     if isinstance(scorer, PromptedJudge):
+        if npy:
+            raise ValueError(f"{output}: a prompt: judge gives judgments, not log-probabilities; write a .csv")
         values, column = scorer.judge(sentences), "judgment"
     else:
         values, column = require_logprobs(scorer, "contstim score").score(sentences), "logprob"
-    write_scores(output, sentences, np.asarray(values, dtype=np.float64), column)
+    if not is_main_process():
+        return None
+    if npy:
+        write_pool_array(output, values)
+    else:
+        write_scores(output, sentences, np.asarray(values, dtype=np.float64), column)
     return (f"scored {len(sentences)} sentences ({len(set(sentences))} unique, {scorer.n_model_sentences} sent to "
             f"the model) with {scorer.spec} -> {output}")

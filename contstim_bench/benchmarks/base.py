@@ -49,6 +49,7 @@ def load_model(
     batch_size: int | None = None,
     cache=None,
     progress: bool = True,
+    max_tokens_per_batch: int | None = None,
 ):
     """The scorer of ``model``: a model spec (str) is loaded with
     :func:`contstim_bench.scoring.registry.load_scorer`; a ready scorer is returned as it is."""
@@ -57,7 +58,7 @@ def load_model(
     from ..scoring.registry import load_scorer
 
     return load_scorer(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                       progress=progress)
+                       progress=progress, max_tokens_per_batch=max_tokens_per_batch)
 
 
 def short_reason(message: str) -> str:

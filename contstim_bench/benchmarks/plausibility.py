@@ -166,6 +166,7 @@ def run_plausibility(
     datasets_dir: str | os.PathLike | None = None,
     device=None,
     batch_size: int | None = None,
+    max_tokens_per_batch: int | None = None,
     cache=None,
     progress: bool = True,
     log=None,
@@ -188,7 +189,7 @@ def run_plausibility(
     model = resolve_model(model, method, scorer_spec, check_scorer_method)
     check_limit(limit)
     scorer = load_model(model, datasets_dir=datasets_dir, device=device, batch_size=batch_size, cache=cache,
-                        progress=progress)
+                        progress=progress, max_tokens_per_batch=max_tokens_per_batch)
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
     else:
@@ -243,5 +244,5 @@ def sentences(datasets_dir=None) -> list[str]:
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
     """:func:`run_plausibility` for the benchmark registry (options: ``method``, ``limit``,
-    ``device``, ``batch_size``, ``cache``, ``progress``)."""
+    ``device``, ``batch_size``, ``max_tokens_per_batch``, ``cache``, ``progress``)."""
     return run_plausibility(scorer, datasets_dir=datasets_dir, log=log, **options)

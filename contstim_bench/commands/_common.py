@@ -7,6 +7,10 @@ import argparse
 import sys
 
 DATASETS_HELP = "folder of built datasets (default: $CONTSTIM_DATASETS)"
+MAX_TOKENS_HELP = ("hf-causal models: length-sorted batches of at most N padded tokens (sentences x longest "
+                   "length) instead of --batch-size sentences (which then only caps the count if given)")
+PARALLEL_NOTE = ("Data-parallel: `accelerate launch --num_processes N -m contstim_bench <command> ...` splits the "
+                 "sentences across processes (each resumable from the score cache); process 0 writes the output.")
 
 def add_model_args(
     parser: argparse.ArgumentParser,
@@ -19,10 +23,11 @@ def add_model_args(
     datasets: str | dict | None = DATASETS_HELP,
     dtype: str | dict | None = None,
     limit: str | dict | None = None,
+    max_tokens: str | dict | None = MAX_TOKENS_HELP,
 ) -> None:
     """Add the flags shared by the commands that run a model, in this order: ``--model``
     (required), ``--limit`` (int), ``--output`` (required), ``--datasets``, ``--device``,
-    ``--dtype``, ``--batch-size`` (int), ``--quiet``.
+    ``--dtype``, ``--batch-size`` (int), ``--max-tokens-per-batch`` (int), ``--quiet``.
 
     Each keyword is the command's help text of that flag, or a dict of ``add_argument`` keywords
     where a command's flag differs (``{"help": ..., "default": ..., "required": False}``, a
@@ -35,6 +40,7 @@ def add_model_args(
     _add(parser, "--device", device)
     _add(parser, "--dtype", dtype)
     _add(parser, "--batch-size", batch_size, type=int)
+    _add(parser, "--max-tokens-per-batch", max_tokens, type=int, metavar="N")
     _add(parser, "--quiet", quiet, action="store_true")
 
 
@@ -52,9 +58,16 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     from ..report import summary
     from ..results import write_result
 
+    from ..scoring.parallel import is_main_process
+
+    main = is_main_process()
+    quiet = args.quiet or not main
     result = get_benchmark(identifier).evaluate(
-        args.model, datasets_dir=args.datasets, log=(lambda m: None) if args.quiet else None, limit=args.limit,
-        device=args.device, batch_size=args.batch_size, progress=not args.quiet, **options)
+        args.model, datasets_dir=args.datasets, log=(lambda m: None) if quiet else None, limit=args.limit,
+        device=args.device, batch_size=args.batch_size, max_tokens_per_batch=args.max_tokens_per_batch,
+        progress=not quiet, **options)
+    if not main:  # under accelerate launch only process 0 writes
+        return 0
     path = write_result(result, args.output)
     if not args.quiet:
         print(summary(result))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_model_args, run_benchmark
+from ._common import PARALLEL_NOTE, add_model_args, run_benchmark
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -15,7 +15,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Experiment 1: binary accuracy on EventsAdapt AI and AA (active, passive, both) and DTFit, "
             "with the human accuracy beside it. Experiment 2 (logprobs only): General Plausibility, "
             "Context-Dependent Plausibility and Context Sensitivity on SocialN400 at the target-word "
-            "and sentence level. Prints a summary and writes a JSON with every score and provenance."
+            "and sentence level. Prints a summary and writes a JSON with every score and provenance. " + PARALLEL_NOTE
         ),
     )
     add_model_args(
