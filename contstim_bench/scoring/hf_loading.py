@@ -183,7 +183,8 @@ def load_causal_lm(folder: Path, name: str, dtype, device, device_map: str | Non
     from transformers import AutoModelForCausalLM
 
     config = check_causal_config(folder, name)
-    placement = {"device_map": device_map, "max_memory": max_memory} if device_map else {}
+    # a copy: from_pretrained rewrites the sizes of the dict it gets in place
+    placement = {"device_map": device_map, "max_memory": dict(max_memory) if max_memory else None} if device_map else {}
     try:
         model, info = AutoModelForCausalLM.from_pretrained(
             folder, dtype=dtype, output_loading_info=True, **placement
