@@ -167,3 +167,21 @@ def test_length_sorted_batches_with_a_token_budget():
         for batch in length_sorted_batches(lengths, None, budget):
             sub = [lengths[i] for i in batch]
             assert length_sorted_batches(sub, None, budget) == [list(range(len(batch)))]
+
+
+def test_two_processes_write_the_same_blimp_and_plausibility_results(setup, monkeypatch):
+    tmp = setup["tmp"]
+    for command, extra in (("blimp", ["--paradigms", "adjunct_island,passive_1", "--limit", "20"]),
+                           ("plausibility", ["--limit", "4"])):
+        args = [command, "--model", setup["model"], "--quiet", "--batch-size", "8", *extra]
+        assert one_process([*args, "--output", str(tmp / f"{command}1.json")], tmp / f"{command}1.sqlite",
+                           monkeypatch) == 0
+        launch([*args, "--output", str(tmp / f"{command}2.json")], tmp / f"{command}2.sqlite")
+        one = json.loads((tmp / f"{command}1.json").read_text())
+        two = json.loads((tmp / f"{command}2.json").read_text())
+        for r in (one, two):
+            r["provenance"].pop("created", None)
+            r["provenance"].pop("elapsed_s", None)
+            r.pop("seconds", None)
+            r.get("scoring", {}).pop("seconds", None)
+        assert one == two, command
