@@ -16,7 +16,7 @@ from pathlib import Path
 
 PEERS = {
     "minicons": ["minicons==0.3.39", "transformers<5"],
-    "lm-eval": ["lm-eval==0.4.13", "transformers>=5"],
+    "lm-eval": ["lm-eval[hf]==0.4.13", "transformers>=5"],
 }
 
 _MINICONS = r"""
@@ -25,7 +25,21 @@ import torch, minicons
 from minicons import scorer
 a = json.load(open(sys.argv[1]))
 torch.set_num_threads(a["threads"])
-lm = scorer.IncrementalLMScorer(a["folder"], device="cpu")
+from transformers import AutoModelForCausalLM, PreTrainedTokenizerFast
+# transformers 4 cannot read the tokenizer_config.json that transformers 5 wrote (its class
+# TokenizersBackend is new): the tokenizer is built from the folder's tokenizer.json
+tok = PreTrainedTokenizerFast(tokenizer_file=a["folder"] + "/tokenizer.json", bos_token=a["start"],
+                              eos_token="<|im_end|>", pad_token="<|im_end|>")
+from transformers import AutoConfig
+# transformers 5 writes RoPE settings as rope_parameters; transformers 4 reads rope_theta (and would
+# otherwise fall back to its default base, a different model)
+config = AutoConfig.from_pretrained(a["folder"])
+saved = json.load(open(a["folder"] + "/config.json"))
+rope = saved.get("rope_parameters") or {}
+if "rope_theta" in rope:
+    config.rope_theta = rope["rope_theta"]
+model = AutoModelForCausalLM.from_pretrained(a["folder"], config=config, torch_dtype=torch.float32).eval()
+lm = scorer.IncrementalLMScorer(model, device="cpu", tokenizer=tok)
 lm.tokenizer.bos_token = a["start"]
 total = lambda x: x.sum(0).item()
 lm.sequence_score(a["batches"][0][:2], reduction=total, bos_token=True)  # warm-up
