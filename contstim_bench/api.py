@@ -18,6 +18,7 @@ from .results import default_plots_dir, write_result
 from .schema import ALL_REFERENCE_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
+from .scoring.parallel import data_parallel, is_main_process
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 
 
@@ -106,8 +107,6 @@ def evaluate_model(
     (:mod:`contstim_bench.scoring.parallel`); every process returns the result, only process 0
     writes files and logs.
     """
-    from .scoring.parallel import is_main_process
-
     if not is_main_process():
         log = lambda msg: None  # noqa: E731
         progress = False
@@ -132,7 +131,8 @@ def evaluate_model(
     if spec is None:
         spec = DEFAULT_MODEL
     scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
-    result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log)
+    with data_parallel():
+        result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log)
     if not is_main_process():
         return result
     if output is not None:
@@ -155,8 +155,6 @@ def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device
     if not chosen:
         raise ValueError("no benchmark given to evaluate")
     set_threads(threads)
-    from .scoring.parallel import is_main_process
-
     scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
     out: dict[str, dict] = {}
     for bench in chosen:
@@ -164,7 +162,8 @@ def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device
             options = {} if name is None else {"name": name}
         else:
             options = {"progress": progress}
-        out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
+        with data_parallel():
+            out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
         if output is not None and is_main_process():
             path = write_result(result, Path(output) / f"{bench.identifier}.json")
             log(f"wrote the {bench.identifier} result to {path}")

@@ -63,7 +63,7 @@ def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *
     """Score every line of ``input`` with the model ``spec`` and write ``output`` (CSV, or ``.npy``
     aligned with the lines); returns a one-line summary (sentences, distinct ones, how many the
     model ran on), or None in a process other than 0 of a data-parallel launch (which writes nothing)."""
-    from .scoring.parallel import is_main_process
+    from .scoring.parallel import data_parallel, is_main_process
 
     sentences = read_sentences(input)
     npy = str(output).endswith(".npy")
@@ -73,9 +73,11 @@ def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *
     if isinstance(scorer, PromptedJudge):
         if npy:
             raise ValueError(f"{output}: a prompt: judge gives judgments, not log-probabilities; write a .csv")
-        values, column = scorer.judge(sentences), "judgment"
+        with data_parallel():
+            values, column = scorer.judge(sentences), "judgment"
     else:
-        values, column = require_logprobs(scorer, "contstim score").score(sentences), "logprob"
+        with data_parallel():
+            values, column = require_logprobs(scorer, "contstim score").score(sentences), "logprob"
     if not is_main_process():
         return None
     if npy:

@@ -58,14 +58,15 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     from ..report import summary
     from ..results import write_result
 
-    from ..scoring.parallel import is_main_process
+    from ..scoring.parallel import data_parallel, is_main_process
 
     main = is_main_process()
     quiet = args.quiet or not main
-    result = get_benchmark(identifier).evaluate(
-        args.model, datasets_dir=args.datasets, log=(lambda m: None) if quiet else None, limit=args.limit,
-        device=args.device, batch_size=args.batch_size, max_tokens_per_batch=args.max_tokens_per_batch,
-        progress=not quiet, **options)
+    with data_parallel():
+        result = get_benchmark(identifier).evaluate(
+            args.model, datasets_dir=args.datasets, log=(lambda m: None) if quiet else None, limit=args.limit,
+            device=args.device, batch_size=args.batch_size, max_tokens_per_batch=args.max_tokens_per_batch,
+            progress=not quiet, **options)
     if not main:  # under accelerate launch only process 0 writes
         return 0
     path = write_result(result, args.output)

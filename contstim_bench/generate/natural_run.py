@@ -43,6 +43,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device
     """Natural-log probabilities of ``sentences`` under each model: float64 array
     (n_sentences, n_models), column k for ``models[k]`` (loaded one at a time)."""
     from ..scoring.base import ScoreCache
+    from ..scoring.parallel import data_parallel
     from ..scoring.registry import load_scorer
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -52,7 +53,8 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device
         scorer = load_scorer(m.spec, device=device, dtype=dtype, datasets_dir=datasets_dir,
                              batch_size=batch_size, cache=cache, progress=progress,
                              max_tokens_per_batch=max_tokens_per_batch)
-        columns.append(np.asarray(scorer.score(list(sentences)), dtype=np.float64))
+        with data_parallel():  # under accelerate launch: the pool split across the processes
+            columns.append(np.asarray(scorer.score(list(sentences)), dtype=np.float64))
         log(f"scored {len(sentences)} pool sentences with {m.name}")
     return np.stack(columns, axis=1)
 

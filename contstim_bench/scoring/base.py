@@ -158,15 +158,16 @@ def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence
     de-duplication, caching and the finite check live in one place.  A non-finite computed value
     raises ValueError naming its key (nothing is cached then).
 
-    Under ``accelerate launch`` with several processes the keys to compute are split across them
+    Inside :func:`.parallel.data_parallel` under ``accelerate launch`` with several processes the
+    keys to compute are split across them
     (:func:`.parallel.shared_values`; ``plan`` groups keys into the batches ``compute`` forms, so
     that each process forms the same batches as one process would) and every process returns
     every value; the count is then of the keys computed by all processes.
     """
     unique = list(dict.fromkeys(keys))
-    from .parallel import launched_processes, shared_values
+    from .parallel import shared_values, sharding
 
-    if launched_processes() > 1:
+    if sharding():
         known, n = shared_values(owner, cache, method, unique, compute, plan=plan, what=what)
         return np.array([known[k] for k in keys], dtype=np.float64), n
     known: dict[str, float] = {}

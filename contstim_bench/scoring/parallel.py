@@ -2,8 +2,9 @@
 are split across processes (GPUs, machines), every process ends with every value.
 
 ``accelerate launch --num_processes N -m contstim_bench <command> ...`` starts N copies of the
-command.  Each copy runs the same code, so each asks its scorer for the same sentences in the same
-order; :func:`shared_values` (called by :func:`.base.cached_values` when there is more than one
+command.  A scoring command runs its scoring inside :func:`data_parallel`: each copy runs the same
+code, so each asks its scorer for the same sentences in the same order; :func:`shared_values`
+(called by :func:`.base.cached_values` inside :func:`data_parallel` when there is more than one
 process) then
 
 1. looks the sentences up in this process's score cache and gathers what every process found
@@ -18,12 +19,15 @@ process) then
    all of them; a failure in one process (a non-finite score, an exception) is raised in all.
 
 Only process 0 writes outputs (:func:`is_main_process`); the commands check it.  A single process
-(no launcher) never imports accelerate here.
+(no launcher) never imports accelerate here.  Outside :func:`data_parallel` every process scores
+what it is asked on its own: ``generate synthetic`` shards whole jobs across processes instead,
+and its processes must not wait on each other inside a job.
 """
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -48,6 +52,26 @@ class Processes:
 
     index: int
     count: int
+
+
+_depth = 0
+
+
+@contextlib.contextmanager
+def data_parallel() -> Iterator[None]:
+    """Within this block, scorers split the sentences they compute across the processes of the
+    launch (:func:`shared_values`); every process must run the same scoring calls in it."""
+    global _depth
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+
+
+def sharding() -> bool:
+    """True inside :func:`data_parallel` under a launcher with more than one process."""
+    return _depth > 0 and launched_processes() > 1
 
 
 def launched_processes() -> int:
