@@ -27,9 +27,10 @@ HERE = Path(__file__).parent
 version = {}
 exec((HERE / "contstim_bench" / "_version.py").read_text(), version)
 
-# torch is pinned to the CPU wheel that CPU-only machines can install without CUDA packages;
-# on a GPU machine install the torch build you want first, then this package.
-TORCH = "torch==2.13.0"
+# torch is a lower bound (transformers 5 needs 2.4): a GPU machine keeps the torch build it has.
+# The CPU-only pin (torch==2.13.0, installed before anything else so that pip never pulls CUDA
+# wheels) lives in scripts/setup.sh, not in the package metadata.
+TORCH = "torch>=2.4"
 
 CORE = [
     "numpy>=1.24",
@@ -62,6 +63,8 @@ LEADERBOARD = ["gradio>=5"]
 # The Appendix D GLMM of Kauf et al. 2024 (contstim plausibility-glmm): Laplace maximum likelihood.
 STATS = ["gpboost>=1.5", "patsy>=0.5"]
 TEST = ["pytest>=8", "hypothesis>=6", "playwright>=1.40"]
+# building the sdist and wheel (`python -m build`)
+DEV = TEST + ["build>=1.2"]
 
 setup(
     name="contstim-bench",
@@ -77,7 +80,7 @@ setup(
     packages=find_namespace_packages(include=["contstim_bench", "contstim_bench.*"], exclude=["*.__pycache__"]),
     include_package_data=True,
     package_data={
-        "contstim_bench": ["data/manifest.tsv", "data/*.tsv", "templates/*", "experiment/static/*",
+        "contstim_bench": ["data/manifest.tsv", "data/*.tsv", "experiment/static/*",
                            "leaderboard/*.json", "leaderboard/static/*"]
     },
     install_requires=CORE,
@@ -89,7 +92,8 @@ setup(
         "leaderboard": LEADERBOARD,
         "stats": STATS,
         "test": TEST,
-        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + STATS + TEST,
+        "dev": DEV,
+        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + STATS + DEV,
     },
     entry_points={"console_scripts": ["contstim=contstim_bench.cli:main"]},
     cmdclass={"build_py": BuildPyWithMetric},

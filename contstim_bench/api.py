@@ -22,6 +22,7 @@ from .schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.named import parse_named_specs
+from .scoring.parallel import data_parallel, is_main_process
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 
 
@@ -40,12 +41,13 @@ def _experiments(experiments) -> list[str] | None:
     return out
 
 
-def _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress):
+def _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch=None):
     """The scorer of a spec (default: :data:`DEFAULT_MODEL`) or a ready log-probability scorer."""
     if spec is None:
         spec = DEFAULT_MODEL
     if isinstance(spec, (str, ModelSpec)):
-        context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+        context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
+                                 max_tokens_per_batch=max_tokens_per_batch)
         return load_scorer(spec, context, device=device, dtype=dtype)
     if not isinstance(spec, (LogProbScorer, PromptedJudge)):
         raise TypeError(f"spec must be a model spec string or a Scorer, got {type(spec).__name__}")
@@ -120,6 +122,7 @@ def evaluate_model(
     ties: str = "half",
     progress: bool = True,
     log: Callable[[str], None] | None = None,
+    max_tokens_per_batch: int | None = None,
 ) -> dict:
     """Evaluate a model on the benchmark: the result dict of ``contstim evaluate``.
 
@@ -139,7 +142,15 @@ def evaluate_model(
     result per benchmark, ``output`` is a folder receiving ``<identifier>.json`` each, and
     ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
     accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
+
+    ``max_tokens_per_batch``: length-sorted batches under a token budget (hf-causal models).
+    Under ``accelerate launch`` the sentences are scored data-parallel
+    (:mod:`contstim_bench.scoring.parallel`); every process returns the result, only process 0
+    writes files and logs.
     """
+    if not is_main_process():
+        log = lambda msg: None  # noqa: E731
+        progress = False
     log = log or (lambda msg: print(msg, file=sys.stderr))
     if output is not None and benchmarks is None:
         check_output_file(output)  # before any model runs
@@ -151,7 +162,7 @@ def evaluate_model(
             raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")
         return _evaluate_benchmarks(spec, benchmarks, output, name=name, datasets_dir=datasets_dir, device=device,
                                     dtype=dtype, batch_size=batch_size, cache=cache, threads=threads,
-                                    progress=progress, log=log, ties=ties)
+                                    progress=progress, log=log, ties=ties, max_tokens_per_batch=max_tokens_per_batch)
     exps = _experiments(experiments)
     if plots is True:
         if output is None:
@@ -165,8 +176,11 @@ def evaluate_model(
     set_threads(threads)
     if spec is None:
         spec = DEFAULT_MODEL
-    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
-    result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log, ties=ties)
+    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
+    with data_parallel():
+        result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log, ties=ties)
+    if not is_main_process():
+        return result
     if output is not None:
         path = write_result(result, output)
         log(f"wrote the result to {path}")
@@ -179,7 +193,7 @@ def evaluate_model(
 
 
 def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,
-                         progress, log, ties) -> dict[str, dict]:
+                         progress, log, ties, max_tokens_per_batch=None) -> dict[str, dict]:
     """``{identifier: result}`` of ``spec`` on each benchmark (see :func:`evaluate_model`)."""
     if isinstance(benchmarks, str):
         benchmarks = [benchmarks]
@@ -187,15 +201,16 @@ def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device
     if not chosen:
         raise ValueError("no benchmark given to evaluate")
     set_threads(threads)
-    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
+    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
     out: dict[str, dict] = {}
     for bench in chosen:
         if bench.dataset == "contstim":
             options = {"ties": ties} if name is None else {"name": name, "ties": ties}
         else:
             options = {"progress": progress}
-        out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
-        if output is not None:
+        with data_parallel():
+            out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
+        if output is not None and is_main_process():
             path = write_result(result, Path(output) / f"{bench.identifier}.json")
             log(f"wrote the {bench.identifier} result to {path}")
     return out

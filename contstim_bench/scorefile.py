@@ -2,6 +2,12 @@
 
 A log-probability scorer writes ``sentence,logprob`` (natural logs); a prompted judge
 (``prompt:...``) writes ``sentence,judgment`` (its template's own scale, not a log-probability).
+An output ending in ``.npy`` gets the upstream pool layout instead: one float64 natural-log
+probability per input line, in line order (repeated lines repeat their value), which
+``precomputed:FILE.npy?sentences=INPUT`` reads back as a model.
+
+Under ``accelerate launch`` the sentences are split across the processes (see
+:mod:`contstim_bench.scoring.parallel`) and process 0 writes the output.
 """
 from __future__ import annotations
 
@@ -13,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .results.io import check_output_file
+from .scoring.precomputed import write_pool_array
 from .spreadsheet import safe_cell
 from .scoring.protocols import ContextLimited, PromptedJudge, require_logprobs
 from .scoring.registry import ScoringContext, load_scorer
@@ -80,22 +87,38 @@ def context_warning(scorer, sentences: list[str]) -> str | None:
 
 
 def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None, device=None,
-               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True, log=None) -> str:
+               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True, log=None,
+               max_tokens_per_batch: int | None = None) -> str | None:
     """Score every line of ``input`` (:func:`read_sentences`) with the model ``spec`` and write
-    the CSV ``output``; returns a one-line summary (sentences, distinct ones, how many the model
-    ran on).  ``log`` (default: stderr) receives the warning of :func:`context_warning`."""
+    ``output`` (CSV, or ``.npy`` aligned with the lines); returns a one-line summary (sentences,
+    distinct ones, how many the model ran on), or None in a process other than 0 of a
+    data-parallel launch (which writes nothing).  ``log`` (default: stderr) receives the warning
+    of :func:`context_warning`."""
+    from .scoring.parallel import data_parallel, is_main_process
+
     log = log or (lambda message: print(message, file=sys.stderr))
     check_output_file(output)
     sentences = read_sentences(input)
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+    npy = str(output).endswith(".npy")
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
+                             max_tokens_per_batch=max_tokens_per_batch)
     scorer = load_scorer(spec, context, device=device, dtype=dtype)
     warning = context_warning(scorer, sentences)
     if warning:
         log(warning)
     if isinstance(scorer, PromptedJudge):
-        values, column = scorer.judge(sentences), "judgment"
+        if npy:
+            raise ValueError(f"{output}: a prompt: judge gives judgments, not log-probabilities; write a .csv")
+        with data_parallel():
+            values, column = scorer.judge(sentences), "judgment"
     else:
-        values, column = require_logprobs(scorer, "contstim score").score(sentences), "logprob"
-    write_scores(output, sentences, np.asarray(values, dtype=np.float64), column)
+        with data_parallel():
+            values, column = require_logprobs(scorer, "contstim score").score(sentences), "logprob"
+    if not is_main_process():
+        return None
+    if npy:
+        write_pool_array(output, values)
+    else:
+        write_scores(output, sentences, np.asarray(values, dtype=np.float64), column)
     return (f"scored {len(sentences)} sentences ({len(set(sentences))} unique, {scorer.n_model_sentences} sent to "
             f"the model) with {scorer.spec} -> {output}")

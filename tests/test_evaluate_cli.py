@@ -112,7 +112,7 @@ def test_summary_and_default_experiments(run, tmp_path, capsys):
     [
         ("precomputed:nope", "unknown reference model 'nope'"),
         ("precomputed:bert?split=main", "sentence '.*' is not in the dataset's reference log-probabilities for 'bert'"),
-        ("precomputed:bert?colour=red", r"unknown option\(s\) 'colour' for precomputed.*accepted: split"),
+        ("precomputed:bert?colour=red", r"unknown option\(s\) 'colour' for precomputed.*accepted: sentences, split"),
         ("precomputed:", "names no reference model"),
         ("precomputed:gpt2", "sentence '.*' is not in the dataset's reference log-probabilities for 'gpt2'"),
     ],

@@ -74,12 +74,12 @@ def test_missing_causal_folder_is_named(tmp_path):
 
 def test_unknown_option_rejected_before_loading(tmp_path):
     # precomputed declares OPTION_KEYS: the registry names the bad key and the accepted ones
-    with pytest.raises(ValueError, match=r"unknown option\(s\) 'colour'.*accepted: split"):
+    with pytest.raises(ValueError, match=r"unknown option\(s\) 'colour'.*accepted: sentences, split"):
         load_scorer("precomputed:gpt2?colour=red", cache=False)
     from contstim_bench.scoring import causal
 
-    assert causal.OPTION_KEYS == {"start"}
-    with pytest.raises(ValueError, match=r"'method'.*hf-causal.*accepted: start"):
+    assert causal.OPTION_KEYS == {"start", "revision", "device_map", "max_memory"}
+    with pytest.raises(ValueError, match=r"'method'.*hf-causal.*accepted: device_map, max_memory, revision, start"):
         load_scorer(f"hf-causal:{tmp_path}?method=pll", cache=False)
 
 

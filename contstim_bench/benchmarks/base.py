@@ -50,6 +50,7 @@ def load_model(
     cache=None,
     progress: bool = True,
     dtype=None,
+    max_tokens_per_batch: int | None = None,
 ):
     """The scorer of ``model``: a model spec (str) is loaded with
     :func:`contstim_bench.scoring.registry.load_scorer` (``dtype``: of the weights, for the
@@ -59,7 +60,7 @@ def load_model(
     from ..scoring.registry import load_scorer
 
     return load_scorer(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
-                       cache=cache, progress=progress)
+                       cache=cache, progress=progress, max_tokens_per_batch=max_tokens_per_batch)
 
 
 def short_reason(message: str) -> str:

@@ -158,6 +158,7 @@ def run_blimp(
     device=None,
     dtype=None,
     batch_size: int | None = None,
+    max_tokens_per_batch: int | None = None,
     cache=None,
     progress: bool = True,
     log=None,
@@ -173,7 +174,7 @@ def run_blimp(
     # select first, so that a bad paradigm or limit fails before the model loads
     pairs = select_pairs(load_config(DATASET, "pairs", split="test", datasets_dir=datasets_dir), paradigms, limit)
     scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
-                        cache=cache, progress=progress)
+                        cache=cache, progress=progress, max_tokens_per_batch=max_tokens_per_batch)
     scorer = require_logprobs(scorer, "BLiMP")
     human = load_config(DATASET, "human_validation", split="test", datasets_dir=datasets_dir)
     sentences = list(dict.fromkeys(list(pairs.sentence_good) + list(pairs.sentence_bad)))
@@ -229,5 +230,5 @@ def sentences(datasets_dir=None) -> list[str]:
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
     """:func:`run_blimp` for the benchmark registry (options: ``paradigms``, ``limit``,
-    ``method``, ``device``, ``dtype``, ``batch_size``, ``cache``, ``progress``)."""
+    ``method``, ``device``, ``dtype``, ``batch_size``, ``max_tokens_per_batch``, ``cache``, ``progress``)."""
     return run_blimp(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -249,6 +249,7 @@ def run_plausibility(
     device=None,
     dtype=None,
     batch_size: int | None = None,
+    max_tokens_per_batch: int | None = None,
     cache=None,
     progress: bool = True,
     log=None,
@@ -282,7 +283,7 @@ def run_plausibility(
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
     scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
-                        cache=cache, progress=progress)
+                        cache=cache, progress=progress, max_tokens_per_batch=max_tokens_per_batch)
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
     else:
@@ -348,6 +349,6 @@ def sentences(datasets_dir=None) -> list[str]:
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
     """:func:`run_plausibility` for the benchmark registry (options: ``method``, ``limit``,
-    ``device``, ``dtype``, ``batch_size``, ``cache``, ``progress``, ``free_generation``,
+    ``device``, ``dtype``, ``batch_size``, ``max_tokens_per_batch``, ``cache``, ``progress``, ``free_generation``,
     ``max_new_tokens``)."""
     return run_plausibility(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -34,6 +34,11 @@ def existing_folder(text: str) -> str:
                                          f"`contstim data build --out {text}`, or leave the flag out")
     return text
 
+MAX_TOKENS_HELP = ("hf-causal models: length-sorted batches of at most N padded tokens (sentences x longest "
+                   "length) instead of --batch-size sentences (which then only caps the count if given)")
+PARALLEL_NOTE = ("Data-parallel: `accelerate launch --num_processes N -m contstim_bench <command> ...` splits the "
+                 "sentences across processes (each resumable from the score cache); process 0 writes the output.")
+
 
 def add_model_args(
     parser: argparse.ArgumentParser,
@@ -47,11 +52,13 @@ def add_model_args(
     dtype: str | dict | None = DTYPE_HELP,
     threads: str | dict | None = THREADS_HELP,
     limit: str | dict | None = None,
+    max_tokens: str | dict | None = MAX_TOKENS_HELP,
 ) -> None:
     """Add the flags shared by the commands that run a model, in this order: ``--model``
     (required), ``--limit`` (:func:`positive_int`), ``--output`` (required), ``--datasets``
     (:func:`existing_folder`), ``--device``, ``--dtype``, ``--threads`` (:func:`positive_int`),
-    ``--batch-size`` (:func:`positive_int`), ``--quiet``.
+    ``--batch-size`` (:func:`positive_int`), ``--max-tokens-per-batch`` (:func:`positive_int`),
+    ``--quiet``.
 
     Each keyword is the command's help text of that flag, or a dict of ``add_argument`` keywords
     where a command's flag differs (``{"help": ..., "default": ..., "required": False}``, a
@@ -65,6 +72,7 @@ def add_model_args(
     _add(parser, "--dtype", dtype)
     _add(parser, "--threads", threads, type=positive_int)
     _add(parser, "--batch-size", batch_size, type=positive_int)
+    _add(parser, "--max-tokens-per-batch", max_tokens, type=positive_int, metavar="N")
     _add(parser, "--quiet", quiet, action="store_true")
 
 
@@ -84,11 +92,19 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     from ..results import write_result
     from ..results.io import check_output_file
 
+    from ..scoring.parallel import data_parallel, is_main_process
+
     check_output_file(args.output)  # before any model runs
     set_threads(args.threads)
-    result = get_benchmark(identifier).evaluate(
-        args.model, datasets_dir=args.datasets, log=(lambda m: None) if args.quiet else None, limit=args.limit,
-        device=args.device, dtype=args.dtype, batch_size=args.batch_size, progress=not args.quiet, **options)
+    main = is_main_process()
+    quiet = args.quiet or not main
+    with data_parallel():
+        result = get_benchmark(identifier).evaluate(
+            args.model, datasets_dir=args.datasets, log=(lambda m: None) if quiet else None, limit=args.limit,
+            device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+            max_tokens_per_batch=args.max_tokens_per_batch, progress=not quiet, **options)
+    if not main:  # under accelerate launch only process 0 writes
+        return 0
     path = write_result(result, args.output)
     if not args.quiet:
         print(summary(result))

@@ -6,7 +6,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import add_model_args, run_benchmark
+from ._common import PARALLEL_NOTE, add_model_args, run_benchmark
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         description=(
             "Score both sentences of every selected BLiMP pair; a pair is a hit when the acceptable "
             "sentence scores strictly higher. Prints accuracy overall, per field, per phenomenon and per "
-            "paradigm (mean of paradigm accuracies, human validation beside) and writes a JSON."
+            "paradigm (mean of paradigm accuracies, human validation beside) and writes a JSON. " + PARALLEL_NOTE
         ),
     )
     add_model_args(

@@ -1,4 +1,5 @@
-"""``contstim data build|info``: build the benchmark's datasets from raw sources and describe them."""
+"""``contstim data build|info|push``: build the benchmark's datasets from raw sources, describe them,
+publish them on the Hugging Face Hub."""
 from __future__ import annotations
 
 import argparse
@@ -24,7 +25,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     i = dsub.add_parser("info", help="verify the built datasets and print their configs, splits, row counts and fingerprints")
     i.add_argument("--out", "--datasets", dest="out", help="folder of built datasets")
     i.set_defaults(func=_info)
+    u = dsub.add_parser(
+        "push", help="publish a built dataset with its card as a Hugging Face dataset repository",
+        description=("Check the built dataset (every file the card lists exists and nothing else is uploaded, "
+                     "sha256 and content fingerprint as recorded, every config and split loads with "
+                     "datasets.load_dataset with its recorded row count), then upload it in one commit. "
+                     "Run once per dataset; plausibility has no upstream licence and is refused."))
+    u.add_argument("--repo", required=True, metavar="ORG/NAME", help="dataset repository id")
+    u.add_argument("--dataset", default="contstim", choices=["contstim", "blimp", "plausibility"],
+                   help="which built dataset (default: %(default)s)")
+    u.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    u.add_argument("--private", action="store_true", help="create the repository as private")
+    u.add_argument("--token", help="hub token (default: the huggingface_hub login / $HF_TOKEN)")
+    u.add_argument("--endpoint", help="hub endpoint (default: $HF_ENDPOINT or huggingface.co)")
+    u.add_argument("--dry-run", metavar="DIR",
+                   help="write and check the repository's files in DIR, upload nothing")
+    u.set_defaults(func=_push)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
+
+
+def _push(args) -> int:
+    from ..data.publish import push_dataset
+
+    report = push_dataset(args.dataset, args.repo, datasets_dir=args.datasets, token=args.token,
+                          private=args.private, endpoint=args.endpoint, dry_run=args.dry_run)
+    splits = ", ".join(f"{c}/{s} {n:,}" for c, d in report["configs"].items() for s, n in d.items())
+    verb = "checked (dry run, nothing uploaded)" if args.dry_run else "pushed"
+    print(f"{verb} {args.dataset} ({len(report['files'])} files; {splits}) -> {report['url']}")
+    return 0
 
 
 def _build(args) -> int:

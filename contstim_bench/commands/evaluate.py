@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..scoring.spec import DEFAULT_MODEL
-from ._common import add_model_args, positive_int
+from ._common import PARALLEL_NOTE, add_model_args, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -19,7 +19,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "compute accuracy, noise ceilings, signed-rank cosine similarity and significance "
             "against the ceiling and the reference models, print a summary, write a result JSON "
             f"and its figures. Without --model it evaluates the embedded {DEFAULT_MODEL} "
-            "(SmolLM2-135M-Instruct)."
+            "(SmolLM2-135M-Instruct). " + PARALLEL_NOTE
         ),
     )
     add_model_args(
@@ -62,6 +62,7 @@ def _run(args) -> int:
     from ..report import summary
     from ..report.contstim import summary_table
     from ..results import default_output, default_plots_dir
+    from ..scoring.parallel import is_main_process
 
     if args.benchmark:
         if args.experiment:
@@ -69,8 +70,9 @@ def _run(args) -> int:
         folder = Path(args.output) if args.output else default_output(args.model).with_suffix("")
         results = evaluate_model(args.model, output=folder, benchmarks=args.benchmark, name=args.name,
                                  datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
-                                 batch_size=args.batch_size, threads=args.threads, ties=args.ties)
-        if not args.quiet:
+                                 batch_size=args.batch_size, threads=args.threads, ties=args.ties,
+                                 max_tokens_per_batch=args.max_tokens_per_batch)
+        if not args.quiet and is_main_process():
             print("\n\n".join(f"== {bid} ==\n{summary(r)}" for bid, r in results.items()))
         return 0
 
@@ -80,8 +82,10 @@ def _run(args) -> int:
     result = evaluate_model(
         args.model, experiments, output, plots, name=args.name, datasets_dir=args.datasets,
         device=args.device, dtype=args.dtype, batch_size=args.batch_size, threads=args.threads,
-        scatter_reference=args.scatter_reference, ties=args.ties,
+        scatter_reference=args.scatter_reference, ties=args.ties, max_tokens_per_batch=args.max_tokens_per_batch,
     )
+    if not is_main_process():  # under accelerate launch only process 0 writes and prints
+        return 0
     if not args.quiet:
         print(summary_table(result))  # its header says how many sentences were scored
     else:

@@ -88,6 +88,8 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     n.add_argument("--device", default=None)
     n.add_argument("--dtype", default=None)
     n.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
+    n.add_argument("--max-tokens-per-batch", type=positive_int, default=None, metavar="N",
+                   help="hf-causal models: length-sorted batches of at most N padded tokens")
     n.add_argument("--no-cache", action="store_true")
     n.add_argument("--quiet", action="store_true")
     n.add_argument("--output", required=True, metavar="DIR")
@@ -143,7 +145,10 @@ def _natural(args) -> int:
 
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
                           device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                          use_cache=not args.no_cache, progress=not args.quiet)
+                          use_cache=not args.no_cache, progress=not args.quiet,
+                          max_tokens_per_batch=args.max_tokens_per_batch)
+    if done is None:  # a process other than 0 of `accelerate launch`: process 0 writes
+        return 0
     result = done.selection
     print(f"wrote {done.folder} ({len(result.pairs)} pairs; objective {result.objective:.4f}, {result.report.status}, "
           f"{result.n_candidates} candidate sentences of {result.n_pool})")

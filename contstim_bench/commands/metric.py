@@ -14,11 +14,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     push.add_argument("--token", help="Hugging Face token (default: $HF_TOKEN or the saved login)")
     push.add_argument("--endpoint", help="Hub endpoint (default: https://huggingface.co)")
     push.add_argument("--private", action="store_true", help="create the Space as private")
-    push.add_argument(
-        "--requirement",
-        help="requirements.txt line that installs this package on the Space "
-        "(default: contstim-bench==<this version>; e.g. a git+https URL)",
-    )
+    source = push.add_mutually_exclusive_group(required=True)
+    source.add_argument("--wheel", metavar="FILE",
+                        help="a contstim_bench-*.whl (python -m build --wheel): uploaded with the Space, which "
+                             "installs it from its URL there")
+    source.add_argument("--git", metavar="URL@COMMIT",
+                        help="install the package from this git repository at this full 40-hex commit")
+    source.add_argument("--requirement", metavar="LINE",
+                        help="requirements.txt line that installs this package on the Space, given as is")
     push.set_defaults(func=_push)
 
     path = msub.add_parser("path", help="print the folder of the evaluate module")
@@ -30,7 +33,7 @@ def _push(args) -> int:
     from ..metric_hub import push_metric
 
     url = push_metric(args.repo, token=args.token, endpoint=args.endpoint, private=args.private,
-                      requirement=args.requirement)
+                      requirement=args.requirement, wheel=args.wheel, git=args.git)
     print(f"pushed the contstim metric to {url}; load it with evaluate.load({args.repo!r})")
     return 0
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_model_args, run_benchmark
+from ._common import PARALLEL_NOTE, add_model_args, run_benchmark
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -17,7 +17,7 @@ def register(sub: argparse._SubParsersAction) -> None:
             "Context-Dependent Plausibility and Context Sensitivity on SocialN400 at the target-word "
             "and sentence level, and the Appendix E similarity to the human pattern; with "
             "--method prompt:sentence-judgment, the Appendix F prompting of the same items. Prints a "
-            "summary and writes a JSON with every score and provenance."
+            "summary and writes a JSON with every score and provenance. " + PARALLEL_NOTE
         ),
     )
     add_model_args(

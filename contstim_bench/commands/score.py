@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import add_model_args
+from ._common import PARALLEL_NOTE, add_model_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -13,15 +13,17 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="score sentences with a model (natural-log probability per sentence)",
         description=(
             "Write one natural-log probability per input line (input order) to a CSV with columns "
-            "sentence,logprob (a prompt: spec writes its judgments: sentence,judgment).  Repeated sentences are scored once; scores are cached on disk "
-            "($CONTSTIM_SCORE_CACHE), so a second run does no model work."
+            "sentence,logprob (a prompt: spec writes its judgments: sentence,judgment), or, for an --output "
+            "ending in .npy, one float64 per input line (the upstream pool layout; "
+            "precomputed:FILE.npy?sentences=INPUT reads it back).  Repeated sentences are scored once; scores are "
+            "cached on disk ($CONTSTIM_SCORE_CACHE), so a second run does no model work.  " + PARALLEL_NOTE
         ),
     )
     add_model_args(
         p,
         model={"metavar": "SPEC", "help": "model spec, e.g. smollm2-135m, hf-causal:gpt2, "
                                           "hf-masked:bert-base-cased?method=pll-word-l2r, kenlm:FILE"},
-        output={"metavar": "FILE", "help": "CSV to write"},
+        output={"metavar": "FILE", "help": "CSV to write (.npy: one float64 per input line)"},
         datasets="folder of built datasets, for precomputed:NAME (default: $CONTSTIM_DATASETS)",
         device="cpu, cuda, cuda:1 ... (default: cuda if available)",
         dtype="float32 (default), bfloat16, float16",
@@ -41,6 +43,7 @@ def run(args) -> int:
     set_threads(args.threads)
     summary = score_file(args.model, args.input, args.output, datasets_dir=args.datasets, device=args.device,
                          dtype=args.dtype, batch_size=args.batch_size, cache=False if args.no_cache else None,
-                         progress=not args.quiet)
-    print(summary, file=sys.stderr)
+                         progress=not args.quiet, max_tokens_per_batch=args.max_tokens_per_batch)
+    if summary is not None:
+        print(summary, file=sys.stderr)
     return 0

@@ -197,8 +197,11 @@ class Scorer(abc.ABC):
         """
         sents = validate_sentences(sentences)
         cache = self.cache if self.cacheable else None
+        from .parallel import BatchPlanner
+
+        plan = self.plan_batches if isinstance(self, BatchPlanner) else None
         values, n_computed = cached_values(self, cache, self.method, sents, self._score_unique,
-                                           what="log-probability", max_value=LOGPROB_MAX)
+                                           what="log-probability", max_value=LOGPROB_MAX, plan=plan)
         self.n_model_sentences += n_computed
         return values
 
@@ -208,7 +211,7 @@ LOGPROB_MAX = 0.0
 
 
 def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence[str], compute,
-                  what: str = "score", max_value: float | None = None) -> tuple[np.ndarray, int]:
+                  what: str = "score", max_value: float | None = None, plan=None) -> tuple[np.ndarray, int]:
     """(float64 values of ``keys`` in input order, number of keys computed): each distinct key
     computed once by ``compute(list_of_keys)``, looked up in and stored to ``cache`` under
     ``(owner.fingerprint(), method, key)``.
@@ -219,8 +222,23 @@ def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence
     :data:`LOGPROB_MAX`), at most ``max_value``: a bad computed value raises ValueError naming
     its key (nothing is cached then); a bad cached one :class:`CorruptCacheError` naming the
     cache file (its checksum and finiteness are checked by :meth:`ScoreCache.get_many`).
+
+    Inside :func:`.parallel.data_parallel` under ``accelerate launch`` with several processes the
+    keys to compute are split across them
+    (:func:`.parallel.shared_values`; ``plan`` groups keys into the batches ``compute`` forms, so
+    that each process forms the same batches as one process would) and every process returns
+    every value, checked as above; the count is then of the keys computed by all processes.
     """
     unique = list(dict.fromkeys(keys))
+    from .parallel import shared_values, sharding
+
+    if sharding():
+        known, n = shared_values(owner, cache, method, unique, compute, plan=plan, what=what)
+        bad = [k for k in unique if not np.isfinite(known[k]) or (max_value is not None and known[k] > max_value)]
+        if bad:
+            raise ValueError(f"{owner.spec}: {what} of sentence {bad[0]!r} is {known[bad[0]]!r}: not finite"
+                             + (f" or above {max_value}" if max_value is not None else ""))
+        return np.array([known[k] for k in keys], dtype=np.float64), n
     known: dict[str, float] = {}
     fp = owner.fingerprint() if cache is not None else ""
     if cache is not None:
@@ -263,9 +281,33 @@ def hash_files(paths: Sequence[str | os.PathLike], extra: dict | None = None) ->
     return h.hexdigest()
 
 
-def length_sorted_batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
-    """Indices grouped into batches of similar length (longest first), for padding efficiency."""
-    if batch_size < 1:
+def length_sorted_batches(lengths: Sequence[int], batch_size: int | None,
+                          max_tokens: int | None = None) -> list[list[int]]:
+    """Indices grouped into batches of similar length (longest first), for padding efficiency.
+
+    ``batch_size``: at most that many items per batch (None: no count limit, ``max_tokens``
+    then required).  ``max_tokens``: at most that many padded positions per batch (items x
+    the batch's longest length); an item longer than the budget is a batch of its own.
+    Scoring the items of one batch on their own gives that batch again (what data-parallel
+    scoring relies on).
+    """
+    if batch_size is None and max_tokens is None:
+        raise ValueError("length_sorted_batches needs batch_size or max_tokens")
+    if batch_size is not None and batch_size < 1:
         raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+    if max_tokens is not None and max_tokens < 1:
+        raise ValueError(f"max_tokens must be >= 1, got {max_tokens}")
     order = sorted(range(len(lengths)), key=lambda i: (-lengths[i], i))
-    return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    if max_tokens is None:
+        return [order[i : i + batch_size] for i in range(0, len(order), batch_size)]
+    batches: list[list[int]] = []
+    current: list[int] = []
+    for i in order:  # longest first: the first item of a batch sets its padded width
+        full = batch_size is not None and len(current) >= batch_size
+        if current and (full or (len(current) + 1) * lengths[current[0]] > max_tokens):
+            batches.append(current)
+            current = []
+        current.append(i)
+    if current:
+        batches.append(current)
+    return batches

@@ -9,10 +9,19 @@ were trained with, so ``hf-causal:<converted folder>`` scores exactly as the sho
 tokenizer's BOS token; its EOS token (GPT-2 style models are trained with ``<|endoftext|>``
 between documents).  No end-of-sentence token is scored.
 
-Sentences are tokenised without special tokens, grouped into length-sorted batches, padded on
-the right (with an attention mask, so real tokens keep their positions and never attend to the
-padding) and run under :func:`torch.inference_mode`; per-token log-probabilities (logit minus
-log-sum-exp, in float32 or better) are summed in float64.
+Sentences are tokenised without special tokens, grouped into length-sorted batches (at most
+``batch_size`` sentences, and at most ``max_tokens_per_batch`` padded tokens when that is given),
+padded on the right (with an attention mask, so real tokens keep their positions and never attend
+to the padding) and run under :func:`torch.inference_mode`.  The last token of a sequence is never
+fed (its logits predict nothing that is scored), so a batch's forward covers every token but the
+last.  Per-token log-probabilities are logit minus log-sum-exp, read out in float64 when the
+weights are bfloat16/float16 (float32 or better otherwise), and summed in float64.
+
+Spec options: ``start=<token>``; ``revision=<branch, tag or commit>`` of a Hub id (recorded as
+the resolved commit in the scorer's description, hence in ``model.revision`` of a result; a
+local folder has no revision transformers checks, so it is refused unless the folder is a Hub
+cache snapshot of that commit); ``device_map=auto|balanced|sequential|<device>`` to spread a
+model larger than one device over the GPUs and the CPU, with ``max_memory=0:20GiB,cpu:60GiB``.
 
 For the synthetic-sentence search the scorer also offers :meth:`CausalScorer.sweep` (the
 sentence with each candidate word at one position, the shared prefix computed once and its
@@ -30,16 +39,20 @@ import numpy as np
 
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
 from .causal_prefix import SharedPrefixScoring, tile_cache
-from .devices import describe_device_dtype, resolve_device, resolve_dtype
+from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
+from .spec import format_spec
 from .hf_loading import (
     causal_folder,
     causal_model_files,
     check_causal_config,
+    check_device_map,
     load_causal_lm,
+    parse_max_memory,
     recorded_start_token,
+    snapshot_commit,
 )
 
-OPTION_KEYS = frozenset({"start"})
+OPTION_KEYS = frozenset({"start", "revision", "device_map", "max_memory"})
 DEFAULT_BATCH_SIZE = 32
 _MIN_ROWS = 8  # see CausalScorer._forward
 
@@ -61,18 +74,31 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         progress: bool = True,
         spec: str | None = None,
         name: str | None = None,
+        revision: str | None = None,
+        device_map: str | None = None,
+        max_memory: dict | None = None,
+        max_tokens_per_batch: int | None = None,
     ):
         super().__init__(cache=cache, progress=progress)
         import torch
 
-        self.folder = causal_folder(str(model_path))
+        self.folder = causal_folder(str(model_path), revision)
         self.name = name or str(model_path)
         self.spec = spec or f"hf-causal:{model_path}"
-        self.device = resolve_device(device)
+        #: the commit the weights come from (a Hub cache snapshot's), None for a plain folder
+        self.revision = snapshot_commit(self.folder)
+        self.device_map = check_device_map(device_map)
+        if max_memory is not None and not self.device_map:
+            raise ValueError("max_memory= needs device_map= (e.g. ?device_map=auto&max_memory=0:20GiB,cpu:60GiB)")
+        self.max_memory = max_memory
+        self.device = resolve_device(device) if not self.device_map else torch.device("cpu")
         self.dtype = resolve_dtype(dtype)
         self.batch_size = int(batch_size or DEFAULT_BATCH_SIZE)
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
+        #: sentences per batch when a token budget is set: only the count the user gave limits it
+        self._count_cap = int(batch_size) if batch_size else None
+        self.max_tokens_per_batch = set_token_budget(max_tokens_per_batch)
         from transformers import AutoTokenizer
 
         check_causal_config(self.folder, self.name)
@@ -104,7 +130,10 @@ class CausalScorer(SharedPrefixScoring, Scorer):
     def model(self):
         """The ``AutoModelForCausalLM`` (loaded on first access)."""
         if self._model is None:
-            self._model = load_causal_lm(self.folder, self.name, self.dtype, self.device)
+            self._model = load_causal_lm(self.folder, self.name, self.dtype, self.device, self.device_map,
+                                         self.max_memory)
+            if self.device_map:  # inputs go where the embedding layer was placed
+                self.device = self._model.get_input_embeddings().weight.device
         return self._model
 
     # ----------------------------------------------------------------------------- identity
@@ -128,8 +157,15 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                 "dtype": dtype,
                 "device": device,
                 "batch_size": self.batch_size,
+                "revision": self.revision,
             }
         )
+        if self.device_map:
+            d["device_map"] = self.device_map
+            if self.max_memory:
+                d["max_memory"] = {str(k): v for k, v in self.max_memory.items()}
+        if self.max_tokens_per_batch:
+            d["max_tokens_per_batch"] = self.max_tokens_per_batch
         return d
 
     # ---------------------------------------------------------------------------- context
@@ -198,6 +234,14 @@ class CausalScorer(SharedPrefixScoring, Scorer):
             return out.logits[:n], out.past_key_values
         return out.logits[:n]
 
+    def _token_logprobs64(self, logits, targets):
+        """log p(target) per position for sentence scores: as :meth:`_token_logprobs`, but read out
+        in float64 when the logits are bfloat16/float16 (their few mantissa bits would otherwise
+        round the log-sum-exp)."""
+        if logits.dtype in (self._torch.float16, self._torch.bfloat16):
+            logits = logits.double()
+        return self._token_logprobs(logits, targets)
+
     def _token_logprobs(self, logits, targets):
         """log p(target) per position: gathered logit minus log-sum-exp (float32 or wider)."""
         if logits.dtype in (self._torch.float16, self._torch.bfloat16):
@@ -206,13 +250,26 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         return picked - logits.logsumexp(-1)
 
     # ------------------------------------------------------------------------------- scoring
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Length-sorted batches: ``batch_size`` sentences, or the token budget when one is set."""
+        if self.max_tokens_per_batch:
+            return length_sorted_batches(lengths, self._count_cap, self.max_tokens_per_batch)
+        return length_sorted_batches(lengths, self.batch_size)
+
+    def plan_batches(self, sentences: Sequence[str]) -> list[list[int]]:
+        """The batches :meth:`_score_unique` forms for ``sentences`` (indices into them)."""
+        return self._batches([len(s) - 1 for s in self.encode(sentences)])
+
     def _score_ids(self, seqs: list[list[int]], desc: str = "scoring") -> np.ndarray:
-        """Sum of log p(token | previous) over tokens 1.. of each id sequence (float64)."""
+        """Sum of log p(token | previous) over tokens 1.. of each id sequence (float64).
+
+        The forward runs over every token but the last of each batch (``ids[:, :-1]``); the
+        batches and their padded width are those of :meth:`_batches` over the fed lengths."""
         torch = self._torch
         from ..progress import progress_bar
 
         out = np.empty(len(seqs), dtype=np.float64)
-        batches = length_sorted_batches([len(s) for s in seqs], self.batch_size)
+        batches = self._batches([len(s) - 1 for s in seqs])
         self.model  # noqa: B018 - load the weights first: their loading bar is not nested in ours
         bar = progress_bar(total=len(seqs), desc=f"{self.name}: {desc}", unit="sent",
                            disable=not self.progress, leave=False)
@@ -220,17 +277,17 @@ class CausalScorer(SharedPrefixScoring, Scorer):
             for batch in batches:
                 ids, mask = self._pad([seqs[i] for i in batch])
                 try:
-                    logits = self._forward(ids, mask)
+                    logits = self._forward(ids[:, :-1], mask[:, :-1])
                 except IndexError as exc:  # learned absolute positions end at the context length
                     limit = self.context_length()
-                    if limit is None or ids.shape[1] <= limit:
+                    if limit is None or ids.shape[1] - 1 <= limit:
                         raise
                     longest = max(batch, key=lambda i: len(seqs[i]))
                     raise ValueError(
                         f"model {self.name}: a text of {len(seqs[longest])} tokens (start token included) "
                         f"is longer than the model's context of {limit} tokens, which it cannot score"
                     ) from exc
-                tok = self._token_logprobs(logits[:, :-1], ids[:, 1:]).double()
+                tok = self._token_logprobs64(logits, ids[:, 1:]).double()
                 tok = tok * mask[:, 1:]
                 out[batch] = tok.sum(-1).cpu().numpy()
                 bar.update(len(batch))
@@ -247,8 +304,8 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         (seq,) = self.encode([sent])
         ids, mask = self._pad([seq])
         with torch.inference_mode():
-            logits = self._forward(ids, mask)
-            lp = self._token_logprobs(logits[:, :-1], ids[:, 1:])[0].double().cpu().numpy()
+            logits = self._forward(ids[:, :-1], mask[:, :-1])
+            lp = self._token_logprobs64(logits, ids[:, 1:])[0].double().cpu().numpy()
         toks = self.tokenizer.convert_ids_to_tokens(seq[1:])
         return list(zip(toks, lp.tolist()))
 
@@ -263,8 +320,10 @@ def from_spec(
     batch_size: int | None = None,
     cache=None,
     progress: bool = True,
+    max_tokens_per_batch: int | None = None,
 ) -> CausalScorer:
-    """Factory of ``hf-causal:<target>?start=<token>`` (target: Hub id, folder or short name)."""
+    """Factory of ``hf-causal:<target>?start=<token>&revision=<rev>&device_map=auto&max_memory=...``
+    (target: Hub id, folder or short name)."""
     from . import offline
 
     unknown = sorted(set(options) - OPTION_KEYS)
@@ -276,8 +335,10 @@ def from_spec(
     if target in offline.OFFLINE_MODELS:
         path = offline.model_dir(target, progress=progress)
         start = start or offline.OFFLINE_MODELS[target].start_token
-    spec = f"{kind}:{target}" + (f"?start={options['start']}" if "start" in options else "")
+    spec = format_spec(kind, target, options)
     return CausalScorer(
         path, start=start, device=device, dtype=dtype, batch_size=batch_size, cache=cache,
-        progress=progress, spec=spec, name=name,
+        progress=progress, spec=spec, name=name, revision=options.get("revision"),
+        device_map=options.get("device_map"), max_memory=parse_max_memory(options.get("max_memory")),
+        max_tokens_per_batch=max_tokens_per_batch,
     )

@@ -43,7 +43,8 @@ def resolve_dtype(dtype):
 
 
 def resolve_device(device):
-    """``None`` -> ``cuda`` when available else ``cpu``; a name or ``torch.device`` otherwise.
+    """``None`` -> this process's device under ``accelerate launch``, else ``cuda`` when available
+    else ``cpu``; a name or ``torch.device`` otherwise.
 
     ValueError names a device torch does not parse, and a CUDA device (or index) that this
     machine does not have.
@@ -51,6 +52,11 @@ def resolve_device(device):
     import torch
 
     if device is None:
+        from .parallel import default_device
+
+        launched = default_device()  # under accelerate launch: this process's own accelerator
+        if launched is not None:
+            return launched
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         dev = torch.device(device)
@@ -68,3 +74,13 @@ def resolve_device(device):
 def describe_device_dtype(device, dtype) -> tuple[str, str]:
     """``(device, dtype)`` as recorded in descriptions: ``("cuda:0", "bfloat16")``."""
     return str(device), str(dtype).removeprefix("torch.")
+
+
+def set_token_budget(max_tokens_per_batch) -> int | None:
+    """``--max-tokens-per-batch``: None, or a positive int (padded tokens per forward pass);
+    ValueError names anything else."""
+    if max_tokens_per_batch is None:
+        return None
+    if isinstance(max_tokens_per_batch, bool) or not isinstance(max_tokens_per_batch, int) or max_tokens_per_batch < 1:
+        raise ValueError(f"max_tokens_per_batch must be a positive integer, got {max_tokens_per_batch!r}")
+    return max_tokens_per_batch

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from pathlib import Path
 
 from .offline import MARKER
@@ -37,10 +38,37 @@ def _looks_like_path(target: str) -> bool:
     return target.startswith((".", "/", "~")) or target.count("/") > 1 or "\\" in target
 
 
-def causal_folder(target: str) -> Path:
-    """Folder holding the model files: a local folder, or the Hub cache snapshot of an id."""
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+
+
+def snapshot_commit(folder: Path) -> str | None:
+    """The commit of a Hugging Face cache snapshot folder (``.../snapshots/<40-hex commit>``),
+    None for any other folder."""
+    folder = Path(folder)
+    return folder.name if folder.parent.name == "snapshots" and _COMMIT.match(folder.name) else None
+
+
+def check_local_revision(folder: Path, revision: str | None, spec: str) -> None:
+    """A local folder has no revision that transformers checks (``from_pretrained(folder,
+    revision=...)`` ignores it), so ``?revision=`` on a folder is accepted only for a Hub cache
+    snapshot whose commit starts with it; ValueError otherwise."""
+    if revision is None:
+        return
+    commit = snapshot_commit(folder)
+    if commit is None:
+        raise ValueError(
+            f"{spec}: revision={revision} cannot be checked for the local folder {folder} (transformers ignores "
+            f"revision= for local folders); drop ?revision= or give the Hub id (e.g. org/name?revision=...)")
+    if not commit.startswith(revision):
+        raise ValueError(f"{spec}: the folder {folder} is the snapshot of commit {commit}, not revision {revision}")
+
+
+def causal_folder(target: str, revision: str | None = None) -> Path:
+    """Folder holding the model files: a local folder, or the Hub cache snapshot of an id at
+    ``revision`` (a branch, tag or commit; None: the default branch)."""
     path = Path(target).expanduser()
     if path.is_dir():
+        check_local_revision(path, revision, f"hf-causal:{target}")
         return path
     if path.exists():
         raise FileNotFoundError(
@@ -54,6 +82,7 @@ def causal_folder(target: str) -> Path:
         return Path(
             snapshot_download(
                 target,
+                revision=revision,
                 allow_patterns=["*.json", "*.safetensors", "*.bin", "*.txt", "*.model"],
                 ignore_patterns=["*onnx*", "*flax*", "*tf_model*", "*msgpack*", "*.h5"],
             )
@@ -108,14 +137,57 @@ def check_causal_config(folder: Path, name: str):
     return config
 
 
-def load_causal_lm(folder: Path, name: str, dtype, device):
-    """``AutoModelForCausalLM`` from ``folder`` in eval mode; ValueError if it has no LM head."""
+def parse_max_memory(text: str | None) -> dict | None:
+    """``?max_memory=0:20GiB,1:20GiB,cpu:60GiB`` -> ``{0: "20GiB", 1: "20GiB", "cpu": "60GiB"}``
+    (what ``from_pretrained(max_memory=...)`` takes); ValueError names a malformed entry."""
+    if text is None:
+        return None
+    out: dict = {}
+    for item in text.split(","):
+        key, sep, size = item.strip().partition(":")
+        if not sep or not re.fullmatch(r"\d+(\.\d+)?\s*(GiB|GB|MiB|MB|KiB|KB|B)", size.strip()):
+            raise ValueError(f"max_memory entry {item!r} must be DEVICE:SIZE, e.g. 0:20GiB or cpu:60GiB")
+        key = key.strip()
+        if key.isdigit():
+            out[int(key)] = size.strip()
+        elif key in ("cpu", "disk", "mps"):
+            out[key] = size.strip()
+        else:
+            raise ValueError(f"max_memory device {key!r} must be a GPU index (0, 1, ...), cpu or disk")
+    return out
+
+
+DEVICE_MAPS = ("auto", "balanced", "balanced_low_0", "sequential")
+
+
+def check_device_map(device_map: str | None) -> str | None:
+    """``?device_map=``: auto, balanced, balanced_low_0, sequential or one device (cpu, cuda:1);
+    ValueError otherwise."""
+    if device_map is None or device_map in DEVICE_MAPS:
+        return device_map
+    import torch
+
+    try:
+        torch.device(device_map)
+    except (RuntimeError, TypeError, ValueError):
+        raise ValueError(f"device_map={device_map!r}: use {', '.join(DEVICE_MAPS)} or a device (cpu, cuda:0)") from None
+    return device_map
+
+
+def load_causal_lm(folder: Path, name: str, dtype, device, device_map: str | None = None,
+                   max_memory: dict | None = None):
+    """``AutoModelForCausalLM`` from ``folder`` in eval mode; ValueError if it has no LM head.
+
+    ``device_map`` (``"auto"`` ...) lets accelerate place the layers over the GPUs and the CPU
+    (within ``max_memory`` per device) instead of moving the whole model to ``device``."""
     from transformers import AutoModelForCausalLM
 
     config = check_causal_config(folder, name)
+    # a copy: from_pretrained rewrites the sizes of the dict it gets in place
+    placement = {"device_map": device_map, "max_memory": dict(max_memory) if max_memory else None} if device_map else {}
     try:
         model, info = AutoModelForCausalLM.from_pretrained(
-            folder, dtype=dtype, output_loading_info=True
+            folder, dtype=dtype, output_loading_info=True, **placement
         )
     except ValueError as exc:
         if "Unrecognized configuration class" in str(exc):
@@ -127,7 +199,8 @@ def load_causal_lm(folder: Path, name: str, dtype, device):
     missing = [k for k in info.get("missing_keys", []) if "lm_head" in k or "embed_out" in k]
     if missing and not getattr(model.config, "tie_word_embeddings", False):
         raise ValueError(f"model {name} has no trained LM head (missing weights {missing[:3]})")
-    model.to(device)
+    if not device_map:
+        model.to(device)
     model.eval()
     return model
 

@@ -12,6 +12,12 @@ whose published value is ``-inf`` (:meth:`Scorer.score` accepts finite values on
 Spec options (``precomputed:NAME?split=pll``): ``split`` restricts the lookup to one split of
 the ``sentences`` config (default: every split; a sentence scored differently in two splits
 is an error).
+
+``precomputed:FILE.npy?sentences=FILE.txt`` reads a pool array instead: one float64 natural-log
+probability per line of the text file, in line order (the upstream layout of
+``resources/precomputed_sentence_probabilities/*.npy``, and what ``contstim score --output
+FILE.npy`` writes).  The array must be one-dimensional float64 with one finite value per line; a
+sentence on two lines with two different values is an error naming both lines.
 """
 from __future__ import annotations
 
@@ -23,7 +29,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from ..schema import ALL_REFERENCE_MODELS, EXPERIMENTS
-from .base import Scorer
+from .base import Scorer, hash_files
 
 DATASET = "contstim"
 CONFIG = "sentences"
@@ -70,6 +76,51 @@ def reference_table(
     return table
 
 
+def write_pool_array(path: str | os.PathLike, logprobs) -> Path:
+    """Write ``.npy`` float64 values, one per line of the scored text file (the upstream
+    precomputed-pool layout that :func:`pool_table` reads), atomically; returns the path."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp.npy")
+    np.save(tmp, np.asarray(logprobs, dtype=np.float64))
+    tmp.replace(path)
+    return path
+
+
+def pool_table(npy: str | os.PathLike, sentences: str | os.PathLike) -> dict[str, float]:
+    """``{sentence: log-probability}`` from a pool array and its text file (see the module doc)."""
+    npy, sentences = Path(npy).expanduser(), Path(sentences).expanduser()
+    for path in (npy, sentences):
+        if not path.is_file():
+            raise FileNotFoundError(f"precomputed pool file not found: {path}")
+    try:
+        values = np.load(npy, allow_pickle=False)
+    except ValueError as exc:
+        raise ValueError(f"{npy}: not a plain .npy array ({exc})") from None
+    if values.dtype != np.float64 or values.ndim != 1:
+        raise ValueError(f"{npy}: expected a 1-D float64 array (one value per line), got {values.dtype} {values.shape}")
+    try:
+        lines = sentences.read_text(encoding="utf-8").splitlines()
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{sentences} is not UTF-8 text ({exc})") from None
+    if len(lines) != len(values):
+        raise ValueError(f"{npy} holds {len(values)} values but {sentences} has {len(lines)} lines: "
+                         f"the array must have one value per line")
+    bad = np.flatnonzero(~np.isfinite(values))
+    if len(bad):
+        raise ValueError(f"{npy}: value {values[bad[0]]} at line {bad[0] + 1} is not finite")
+    table: dict[str, float] = {}
+    first_line: dict[str, int] = {}
+    for number, (line, value) in enumerate(zip(lines, values.tolist()), start=1):
+        s = line.strip()
+        if s in table and table[s] != value:
+            raise ValueError(f"{npy}: sentence {s!r} has {table[s]} at line {first_line[s]} and {value} at line "
+                             f"{number} of {sentences}")
+        table.setdefault(s, value)
+        first_line.setdefault(s, number)
+    return table
+
+
 class PrecomputedScorer(Scorer):
     """Looks sentences up in the dataset's reference log-probabilities (natural log)."""
 
@@ -82,12 +133,18 @@ class PrecomputedScorer(Scorer):
         split: str | None = None,
         datasets_dir: str | os.PathLike | None = None,
         progress: bool = False,
+        pool: str | os.PathLike | None = None,
     ):
         super().__init__(cache=False, progress=progress)
         self.name = name
         self.split = split
         self.datasets_dir = datasets_dir
         self.spec = f"precomputed:{name}" + (f"?split={split}" if split else "")
+        self.pool = pool
+        if pool is not None:
+            self._table = pool_table(name, pool)
+            self._dataset_fingerprint = hash_files([name, pool])  # the files, not a dataset
+            return
         self._table = reference_table(name, datasets_dir, split)
         from ..data.load import fingerprint
 
@@ -98,6 +155,10 @@ class PrecomputedScorer(Scorer):
         return hashlib.sha256(key.encode()).hexdigest()
 
     def describe(self) -> dict:
+        if self.pool is not None:
+            return {**super().describe(), "name": Path(self.name).stem,
+                    "source": f"pool array {self.name} with the sentences of {self.pool}",
+                    "files_sha256": self._dataset_fingerprint}
         return {
             **super().describe(),
             "name": self.name,
@@ -112,14 +173,13 @@ class PrecomputedScorer(Scorer):
             try:
                 out[i] = self._table[s]
             except KeyError:
-                raise ValueError(
-                    f"precomputed:{self.name}: sentence {s!r} is not in the dataset's reference "
-                    f"log-probabilities for {self.name!r}"
-                ) from None
+                where = f"the lines of {self.pool}" if self.pool is not None else \
+                    f"the dataset's reference log-probabilities for {self.name!r}"
+                raise ValueError(f"precomputed:{self.name}: sentence {s!r} is not in {where}") from None
         return out
 
 
-OPTION_KEYS = {"split"}
+OPTION_KEYS = {"split", "sentences"}
 """Options of a ``precomputed:`` spec (checked by the registry before building the scorer)."""
 
 
@@ -136,6 +196,13 @@ def from_spec(name: str, options: dict | None = None, **kwargs) -> PrecomputedSc
         raise ValueError(
             f"precomputed:{name}: unknown option(s) {sorted(unknown)}; known: {sorted(OPTION_KEYS)}"
         )
+    if name.endswith(".npy") or "sentences" in options:
+        if "sentences" not in options or not name.endswith(".npy"):
+            raise ValueError(f"precomputed:{name}: a pool array is precomputed:FILE.npy?sentences=FILE.txt "
+                             f"(one float64 per line of the text file)")
+        if "split" in options:
+            raise ValueError(f"precomputed:{name}: split= applies to the dataset's reference models, not to a pool array")
+        return PrecomputedScorer(name, pool=options["sentences"], progress=bool(kwargs.get("progress", False)))
     return PrecomputedScorer(
         name,
         split=options.get("split"),

@@ -32,13 +32,15 @@ class ScoringContext:
     ``datasets_dir``: built datasets (for ``precomputed:``; None: the default folder).
     ``batch_size``: sentences per forward pass (None: the family's default).  ``cache``: a
     :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default on-disk cache, False
-    for none.  ``progress``: show progress bars.
+    for none.  ``progress``: show progress bars.  ``max_tokens_per_batch``: padded tokens per
+    forward pass (length-sorted batches under a token budget; families with ``token_budget``).
     """
 
     datasets_dir: str | os.PathLike | None = None
     batch_size: int | None = None
     cache: object = None
     progress: bool = True
+    max_tokens_per_batch: int | None = None
 
 
 def _factory(kind: str):
@@ -78,6 +80,7 @@ def load_scorer(
     batch_size: int | None = None,
     cache=None,
     progress: bool | None = None,
+    max_tokens_per_batch: int | None = None,
 ):
     """Build the scorer a model spec names (see :mod:`.spec` for the grammar).
 
@@ -96,6 +99,12 @@ def load_scorer(
     _check_options(getattr(module, "OPTION_KEYS", None), ms.family, ms.options, ms.typed)
     extra = {"datasets_dir": datasets_dir if datasets_dir is not None else ctx.datasets_dir} \
         if family.uses_datasets else {}
+    budget = max_tokens_per_batch if max_tokens_per_batch is not None else ctx.max_tokens_per_batch
+    if budget is not None:
+        if not family.token_budget:
+            raise ValueError(f"--max-tokens-per-batch does not apply to {ms.family} models (spec {ms.typed!r}); "
+                             f"they batch by --batch-size")
+        extra["max_tokens_per_batch"] = budget
     scorer = factory(
         ms.target,
         dict(ms.options),

@@ -27,17 +27,19 @@ class Family:
     ``factory`` is ``module:function`` (imported on first use, so an n-gram spec never imports
     torch).  ``path_target``: the target must be an existing file or folder (checked before the
     factory runs).  ``uses_datasets``: the factory reads the built datasets (it receives
-    ``datasets_dir``).
+    ``datasets_dir``).  ``token_budget``: the factory takes ``max_tokens_per_batch``.
     """
 
     factory: str
     path_target: bool = False
     uses_datasets: bool = False
     target: str = "model (a Hugging Face id or a folder)"
+    #: the factory takes ``max_tokens_per_batch`` (length-sorted batches under a token budget)
+    token_budget: bool = False
 
 
 FAMILIES: dict[str, Family] = {
-    "hf-causal": Family("contstim_bench.scoring.causal:from_spec"),
+    "hf-causal": Family("contstim_bench.scoring.causal:from_spec", token_budget=True),
     "hf-masked": Family("contstim_bench.scoring.masked:from_spec"),
     "kenlm": Family("contstim_bench.scoring.ngram:from_spec", path_target=True, target="ARPA or binary file"),
     "rnn": Family("contstim_bench.scoring.rnn:from_spec", path_target=True, target="checkpoint folder"),

@@ -1,0 +1,177 @@
+"""Data-parallel scoring under ``accelerate launch``: the distinct sentences a scorer must compute
+are split across processes (GPUs, machines), every process ends with every value.
+
+``accelerate launch --num_processes N -m contstim_bench <command> ...`` starts N copies of the
+command.  A scoring command runs its scoring inside :func:`data_parallel`: each copy runs the same
+code, so each asks its scorer for the same sentences in the same order; :func:`shared_values`
+(called by :func:`.base.cached_values` inside :func:`data_parallel` when there is more than one
+process) then
+
+1. looks the sentences up in this process's score cache and gathers what every process found
+   (so a cache shared by all processes, or one per machine, both count);
+2. splits the sentences nobody has into *work units* and deals them out round-robin: a unit is one
+   batch of the scorer's own plan (:class:`BatchPlanner`: a unit scored alone is batched exactly as
+   in a single-process run, so the values are bit-identical to one process), or a fixed-size block of
+   sentences for scorers without a plan;
+3. computes its units one at a time, writing each unit's values to its score cache as soon as they
+   exist (an interrupted run, restarted with the same command, computes only what is missing);
+4. gathers every process's values (``accelerate.utils.gather_object``), so every process returns
+   all of them; a failure in one process (a non-finite score, an exception) is raised in all.
+
+Only process 0 writes outputs (:func:`is_main_process`); the commands check it.  A single process
+(no launcher) never imports accelerate here.  Outside :func:`data_parallel` every process scores
+what it is asked on its own: ``generate synthetic`` shards whole jobs across processes instead,
+and its processes must not wait on each other inside a job.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+#: sentences per work unit for scorers that have no batch plan
+FALLBACK_UNIT = 64
+
+
+@runtime_checkable
+class BatchPlanner(Protocol):
+    """A scorer whose ``_score_unique`` batches sentences by a deterministic plan: scoring the
+    sentences of one planned batch on their own forms exactly that batch again."""
+
+    def plan_batches(self, sentences: Sequence[str]) -> list[list[int]]:
+        """Indices of ``sentences`` grouped in the batches ``_score_unique`` would run."""
+
+
+@dataclass(frozen=True)
+class Processes:
+    """This process's index and the number of processes of the launch."""
+
+    index: int
+    count: int
+
+
+_depth = 0
+
+
+@contextlib.contextmanager
+def data_parallel() -> Iterator[None]:
+    """Within this block, scorers split the sentences they compute across the processes of the
+    launch (:func:`shared_values`); every process must run the same scoring calls in it."""
+    global _depth
+    _depth += 1
+    try:
+        yield
+    finally:
+        _depth -= 1
+
+
+def sharding() -> bool:
+    """True inside :func:`data_parallel` under a launcher with more than one process."""
+    return _depth > 0 and launched_processes() > 1
+
+
+def launched_processes() -> int:
+    """The number of processes ``accelerate launch`` / torchrun started (1 without a launcher)."""
+    try:
+        return max(1, int(os.environ.get("WORLD_SIZE", "1")))
+    except ValueError:
+        return 1
+
+
+def processes() -> Processes:
+    """Index and count of this process (``Processes(0, 1)`` without a launcher; accelerate's
+    :class:`~accelerate.PartialState` under one, which sets up the process group)."""
+    if launched_processes() == 1:
+        return Processes(0, 1)
+    from accelerate import PartialState
+
+    state = PartialState()
+    return Processes(state.process_index, state.num_processes)
+
+
+def is_main_process() -> bool:
+    """True in process 0 (and in a run without a launcher): the one that writes outputs."""
+    return processes().index == 0
+
+
+def wait_for_everyone() -> None:
+    """Barrier across the launch's processes (nothing without a launcher)."""
+    if launched_processes() > 1:
+        from accelerate import PartialState
+
+        PartialState().wait_for_everyone()
+
+
+def default_device():
+    """This process's accelerator under a launcher (``cuda:<local rank>``), else None."""
+    if launched_processes() == 1:
+        return None
+    from accelerate import PartialState
+
+    return PartialState().device
+
+
+def _gather(obj):
+    from accelerate.utils import gather_object
+
+    return gather_object([obj])
+
+
+def work_units(keys: Sequence[str], plan: Callable[[Sequence[str]], list[list[int]]] | None) -> list[list[int]]:
+    """Indices of ``keys`` in work units: the scorer's batches, or blocks of :data:`FALLBACK_UNIT`."""
+    if plan is not None:
+        units = [list(u) for u in plan(keys)]
+        covered = sorted(i for u in units for i in u)
+        if covered != list(range(len(keys))):
+            raise RuntimeError("the scorer's batch plan does not cover every sentence exactly once")
+        return units
+    return [list(range(s, min(s + FALLBACK_UNIT, len(keys)))) for s in range(0, len(keys), FALLBACK_UNIT)]
+
+
+def shared_values(owner, cache, method: str, unique: list[str], compute, *, plan=None, what: str = "score",
+                  procs: Processes | None = None) -> tuple[dict[str, float], int]:
+    """``({key: value} for every key of unique, number computed by all processes)``: see the
+    module docstring.  ``compute(list_of_keys)`` returns float64 values; ``plan`` (optional)
+    groups keys into the batches ``compute`` would form."""
+    procs = procs or processes()
+    fp = owner.fingerprint() if cache is not None else ""
+    found = cache.get_many(fp, method, unique) if cache is not None else {}
+    known: dict[str, float] = {}
+    for part in _gather(found):
+        for k, v in part.items():
+            known.setdefault(k, v)
+    todo = [k for k in unique if k not in known]
+    mine: dict[str, float] = {}
+    error = None
+    if todo:
+        units = work_units(todo, plan)
+        try:
+            for u in units[procs.index::procs.count]:
+                keys = [todo[i] for i in u]
+                values = np.asarray(compute(keys), dtype=np.float64)
+                if values.shape != (len(keys),):
+                    raise RuntimeError(f"{type(owner).__name__} returned {values.shape} scores for {len(keys)} inputs")
+                bad = [keys[i] for i in np.flatnonzero(~np.isfinite(values))]
+                if bad:
+                    raise ValueError(f"{owner.spec}: non-finite {what} for sentence {bad[0]!r}")
+                fresh = dict(zip(keys, values.tolist()))
+                if cache is not None:
+                    cache.put_many(fp, method, fresh)  # this unit survives an interruption
+                mine.update(fresh)
+        except Exception as exc:  # every process must reach the gather, or the others wait forever
+            error = (type(exc).__name__, f"process {procs.index}: {exc}")
+    parts = _gather({"values": mine, "error": error})
+    failures = [p["error"] for p in parts if p["error"] is not None]
+    if failures:
+        kind, message = failures[0]
+        raise (ValueError if kind == "ValueError" else RuntimeError)(message)
+    for p in parts:
+        known.update(p["values"])
+    missing = [k for k in unique if k not in known]
+    if missing:
+        raise RuntimeError(f"{len(missing)} sentence(s) were scored by no process (first: {missing[0]!r})")
+    return known, len(todo)
