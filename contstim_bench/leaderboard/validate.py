@@ -395,14 +395,41 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     ]
 
 
+def unpinned_hub_model(spec: str) -> str | None:
+    """The Hub id of a ``hf-causal``/``hf-masked``/``prompt`` spec that names a Hub model without
+    ``?revision=`` (None otherwise: a pinned revision, a local folder, an offline model shipped in a
+    package, or another family).  Such a model can change under its name, so re-scoring it today
+    proves nothing about the weights that produced a submission."""
+    from ..scoring.offline import OFFLINE_MODELS
+    from ..scoring.spec import ModelSpec
+
+    try:
+        ms = ModelSpec.parse(spec)
+    except ValueError:
+        return None
+    if ms.family not in ("hf-causal", "hf-masked", "prompt") or ms.revision:
+        return None
+    target = ms.target.split(":", 1)[1] if ms.family == "prompt" and ":" in ms.target else ms.target
+    if target in OFFLINE_MODELS or Path(target).expanduser().exists():
+        return None
+    return target
+
+
 def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, device=None) -> Checked:
     """Re-score one valid result from its model spec (:func:`rescore`) and record the outcome on
     ``checked``: verified when every log-probability matches; refused (a problem added) when one
-    differs; unverified, with the reason, when the spec cannot be loaded or run here.  Never
-    raises for a bad spec, so one file cannot stop a batch."""
+    differs; unverified, with the reason, when the spec cannot be loaded or run here, or names a
+    Hub model without ``?revision=`` (:func:`unpinned_hub_model`).  Never raises for a bad spec,
+    so one file cannot stop a batch."""
     if not checked.ok:
         return checked
     spec = checked.result["model"]["spec"]
+    hub_id = unpinned_hub_model(spec)
+    if hub_id is not None:
+        pinned = spec + ("&" if "?" in spec else "?") + "revision=<commit>"
+        checked.verification = (f"unverified: the Hub model {hub_id!r} is not pinned to a revision; evaluate it with "
+                                f"`contstim evaluate --model '{pinned}'` so that re-scoring loads the same weights")
+        return checked
     try:
         problems = rescore(checked.result, datasets_dir, tolerance, device=device)
     except Exception as exc:  # noqa: BLE001 - whatever the spec does, the other files go on
