@@ -33,7 +33,8 @@ def _experiments(experiments) -> list[str] | None:
         if exp == "all":
             return None
         if exp not in EXPERIMENTS:
-            raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)} or all")
+            raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)} or all (a round written "
+                             f"by `contstim experiment ingest` is evaluated with benchmarks=['contstim.{exp}'])")
         out.append(exp)
     return out
 
@@ -98,9 +99,10 @@ def evaluate_model(
     evaluating the same model again runs no model.
 
     ``benchmarks``: identifiers of :mod:`contstim_bench.benchmarks` (``contstim.pll``,
-    ``blimp``, ``plausibility`` ...); then the return value is ``{identifier: result}``, one
-    result per benchmark, ``output`` is a folder receiving ``<identifier>.json`` each, and
-    ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
+    ``blimp``, ``plausibility`` ...) and rounds of the contstim benchmark found in
+    ``datasets_dir`` (``contstim.<round>``, written by ``contstim experiment ingest``); then the
+    return value is ``{identifier: result}``, one result per benchmark, ``output`` is a folder
+    receiving ``<identifier>.json`` each, and ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
     accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))
@@ -111,6 +113,7 @@ def evaluate_model(
                                     dtype=dtype, batch_size=batch_size, cache=cache, threads=threads,
                                     progress=progress, log=log, ties=ties)
     exps = _experiments(experiments)
+    _check_datasets_folder(datasets_dir, exps, log)
     if plots is True:
         if output is None:
             raise ValueError("plots=True puts the figures next to the result file: give output too")
@@ -136,19 +139,45 @@ def evaluate_model(
     return result
 
 
+def _check_datasets_folder(datasets_dir, experiments, log) -> None:
+    """The paper's experiments are never evaluated from a round's folder, and a default run says
+    which rounds it leaves out.
+
+    ValueError when ``datasets_dir`` is the folder of a round (``contstim experiment ingest``
+    wrote it): building the paper's data into it and evaluating ``pll`` would silently answer a
+    question nobody asked.  With the default experiments, a note lists the rounds of the folder
+    (evaluated only when asked for, as benchmarks of their own)."""
+    from .data.rounds import ROUND_FILE, discover_rounds, read_meta
+
+    if datasets_dir is not None and (Path(datasets_dir) / ROUND_FILE).is_file():
+        ident = read_meta(datasets_dir)["identifier"]
+        raise ValueError(f"{datasets_dir} is the folder of the round {ident}, not a datasets folder of the paper's "
+                         f"experiments; evaluate the round with --benchmark {ident} (Python: benchmarks=[{ident!r}]) "
+                         f"and --datasets {datasets_dir} or the folder that holds it")
+    if experiments is None:
+        found = discover_rounds(datasets_dir)
+        if found:
+            log(f"note: rounds in the datasets folder not evaluated here (each is a benchmark of its own): "
+                f"{', '.join(found)}; evaluate one with --benchmark ID")
+
+
 def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,
                          progress, log, ties) -> dict[str, dict]:
     """``{identifier: result}`` of ``spec`` on each benchmark (see :func:`evaluate_model`)."""
     if isinstance(benchmarks, str):
         benchmarks = [benchmarks]
-    chosen = [get_benchmark(b) for b in dict.fromkeys(benchmarks)]  # unknown names fail before loading
+    from .benchmarks.contstim_round import ContstimRound
+
+    chosen = [get_benchmark(b, datasets_dir) for b in dict.fromkeys(benchmarks)]  # unknown names fail before loading
     if not chosen:
         raise ValueError("no benchmark given to evaluate")
+    if any(not isinstance(b, ContstimRound) for b in chosen):
+        _check_datasets_folder(datasets_dir, [], log)  # no paper data is built into a round's folder
     set_threads(threads)
     scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress)
     out: dict[str, dict] = {}
     for bench in chosen:
-        if bench.dataset == "contstim":
+        if bench.dataset == "contstim":  # the paper's experiments and every round
             options = {"ties": ties} if name is None else {"name": name, "ties": ties}
         else:
             options = {"progress": progress}

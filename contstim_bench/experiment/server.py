@@ -73,12 +73,14 @@ def create_app(
     completion_url: str | None = None,
     external_id_param: str = "PROLIFIC_PID",
     max_body_bytes: int = MAX_BODY_BYTES,
+    seed: int | None = None,
 ) -> Flask:
     """The Flask app serving the experiment exported to ``export_dir`` and storing responses in
     ``db_path`` (created if absent; refused if it belongs to another export).
 
     ``completion_code`` is shown on the end page (e.g. the Prolific completion code);
-    ``completion_url`` a link there, ``{code}`` replaced by the code.
+    ``completion_url`` a link there, ``{code}`` replaced by the code.  ``seed``: reproducible
+    assignments for dry runs with simulated participants (:class:`~.store.Store`).
     """
     experiment = load_experiment(export_dir)
     _check_completion_url(completion_url)
@@ -88,7 +90,7 @@ def create_app(
         raise ValueError(f"external id parameter {external_id_param!r} must be 1-64 letters, digits, '_', '.' or '-'")
     if max_body_bytes < 256:
         raise ValueError(f"max body size {max_body_bytes} bytes is too small (at least 256)")
-    store = Store(db_path, experiment)
+    store = Store(db_path, experiment, seed=seed)
     static_dir = Path(export_dir).resolve()
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes

@@ -4,9 +4,11 @@ Layout of ``SITE`` (every page is plain HTML; ``app.js`` adds sorting, the panel
 the downloads; the data is inlined as ``data.js``, so nothing is fetched and the site works from
 ``file://`` as from any static host; no CDN, no external font or script)::
 
-    index.html              ranking table per experiment and condition (sortable columns)
+    index.html              overview (one column group per experiment and round of the benchmark),
+                            then a ranking table per experiment or round and condition (sortable)
     matrix.html             pairwise significance matrix per panel and measure
-    models/<slug>.html      one page per model: metadata, scores, comparisons, plots
+    models/<slug>.html      one page per model (all its result files: the paper's experiments and
+                            each round): metadata, scores, comparisons, plots
     models/<slug>/*.png     its figures (:func:`contstim_bench.report.plots.plot_result`, PNG and SVG)
     data.js                 window.CONTSTIM_LEADERBOARD = {columns, rows, matrices}
     export/leaderboard.json, export/leaderboard.csv, results/<file>.json
@@ -27,7 +29,7 @@ from pathlib import Path
 
 from .. import names
 from .._version import __version__
-from .table import COLUMNS, MEASURES, pairwise_matrix, panels, ranking_rows, rows_to_csv
+from .table import COLUMNS, MEASURES, overview_rows, pairwise_matrix, panels, ranking_rows, rows_to_csv
 from .validate import ValidationError, load_file, model_key, validate_files
 
 STATIC = Path(__file__).with_name("static")
@@ -163,6 +165,40 @@ def _ranking_table(rows: list[dict], pages: dict[tuple[str, str], str]) -> str:
     )
 
 
+def _overview_table(rows: list[dict], pages: dict[tuple[str, str], str]) -> str:
+    """One row per model, one column group per experiment and round (condition ``all``)."""
+    groups, models = overview_rows(rows)
+    top = "".join(f'<th colspan="4" scope="colgroup" class="group">{E(_experiment_label(g))}</th>' for g in groups)
+    sub = "".join('<th scope="col">Accuracy</th><th scope="col">Normalised</th><th scope="col">SRCS</th>'
+                  '<th scope="col">Trials</th>' for _ in groups)
+    body = []
+    for m in models:
+        page = pages[(m["model"], m["revision"])]
+        cells = [f'<th scope="row" class="text"><a href="models/{E(page)}.html">{E(m["model"])}</a></th>']
+        for g in groups:
+            v = m["groups"].get(g)
+            if v is None:
+                cells.append('<td colspan="4" class="absent">not evaluated</td>')
+                continue
+            cells += [_td(v["accuracy"], _num(v["accuracy"])), _td(v["accuracy_normalised"], _num(v["accuracy_normalised"])),
+                      _td(v["srcs"], _num(v["srcs"])), _td(v["n_trials"])]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        '<section id="overview"><h2>Every model on every experiment and round</h2>\n'
+        '<p class="note">All trials of each experiment of Golan et al. (2023) and of each later round of the benchmark '
+        "(fresh controversial pairs judged by people, added with <code>contstim experiment ingest</code>). "
+        "Normalised = accuracy / lower noise ceiling.</p>\n"
+        f'<div class="table-wrap"><table class="overview"><thead><tr><th></th>{top}</tr><tr><th scope="col" class="text">'
+        f'Model</th>{sub}</tr></thead>\n<tbody>\n' + "\n".join(body) + "\n</tbody></table></div></section>"
+    )
+
+
+def _experiment_label(exp: str) -> str:
+    from ..schema import EXPERIMENTS
+
+    return f"{exp} (Golan et al. 2023)" if exp in EXPERIMENTS else f"round contstim.{exp}"
+
+
 def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
     options, sections = [], []
     for exp, cond in panels(results):
@@ -179,6 +215,7 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
             + "</section>"
         )
     body = (
+        _overview_table(rows, pages) + "\n"
         '<div class="controls"><label for="panel-select">Experiment / condition:</label>'
         f'<select id="panel-select">{"".join(options)}<option value="*">all panels</option></select></div>\n'
         '<p class="note">Click a column header to sort. Accuracy: binarised agreement with each participant\'s '
@@ -280,11 +317,20 @@ def _comparisons_table(cond: str, e: dict) -> str:
     )
 
 
-def model_page(result: dict, file_name: str, plots: list[str]) -> str:
+def model_page(result: dict, file_name: str, plots: list[str], more: list[tuple[dict, str, list[str]]] = ()) -> str:
+    """A model's page: ``result`` (from ``file_name``, with its ``plots``) and the model's other
+    result files ``more`` (other benchmarks: each round has its own file)."""
     name = result["model"]["name"]
-    parts = [f"<h2>{E(name)}</h2>", _meta(result, file_name)]
+    parts = [f"<h2>{E(name)}</h2>"]
+    for r, f, pl in [(result, file_name, plots), *more]:
+        parts += _result_sections(r, f, pl)
+    return _page(f"{name}: {TITLE}", "\n".join(parts), root="../")
+
+
+def _result_sections(result: dict, file_name: str, plots: list[str]) -> list[str]:
+    parts = [_meta(result, file_name)]
     for exp, conds in result["experiments"].items():
-        parts.append(f"<h2>Experiment {E(exp)}</h2>")
+        parts.append(f"<h2>{E(_experiment_label(exp))}</h2>")
         parts.append(_scores_table(conds))
         parts += [_comparisons_table(cond, e) for cond, e in conds.items()]
     if plots:
@@ -294,7 +340,7 @@ def model_page(result: dict, file_name: str, plots: list[str]) -> str:
         if others:
             parts.append("<p>" + " ".join(f'<a href="{E(p)}">{E(Path(p).name)}</a>' for p in others) + "</p>")
         parts.append("</div>")
-    return _page(f"{name}: {TITLE}", "\n".join(parts), root="../")
+    return parts
 
 
 # --------------------------------------------------------------------------- plots
@@ -361,9 +407,13 @@ def build_site(
     matrices = [pairwise_matrix(results, exp, cond, m) for exp, cond in panels(results) for m in MEASURES]
 
     pages: dict[tuple[str, str], str] = {}
+    files: dict[tuple[str, str], list[tuple[Path, dict]]] = {}  # one model, one page: all its result files
     used: set[str] = set()
-    for _, r in loaded:
+    for path, r in loaded:
         name, rev = model_key(r)
+        files.setdefault((name, rev[:12]), []).append((path, r))
+        if (name, rev[:12]) in pages:
+            continue
         s = slug(name)
         if s in used:
             s = f"{s}-{slug(rev)[:12]}"
@@ -371,13 +421,16 @@ def build_site(
         pages[(name, rev[:12])] = s
 
     plot = plot or plot_function()
-    for path, r in loaded:
-        name, rev = model_key(r)
-        page = pages[(name, rev[:12])]
-        shutil.copyfile(path, out / "results" / path.name)
-        log(f"leaderboard: plots for {name} ...")
-        plots = _make_plots(path, out / "models" / page, plot, datasets_dir)
-        (out / "models" / f"{page}.html").write_text(model_page(r, path.name, plots), encoding="utf-8")
+    for key, entries in files.items():
+        page = pages[key]
+        sections = []
+        for path, r in entries:
+            shutil.copyfile(path, out / "results" / path.name)
+            log(f"leaderboard: plots for {key[0]} ({path.name}) ...")
+            folder = page if len(entries) == 1 else f"{page}/{slug(path.stem)}"
+            sections.append((r, path.name, [f"{page}/{p}" if len(entries) > 1 else p for p in
+                                            _make_plots(path, out / "models" / folder, plot, datasets_dir)]))
+        (out / "models" / f"{page}.html").write_text(model_page(*sections[0], more=sections[1:]), encoding="utf-8")
 
     data = {
         "generated_by": f"contstim-bench {__version__}",
