@@ -208,10 +208,12 @@ def compare_models(
 ) -> dict:
     """Every model against every other on the human trials of ``experiment`` (``contstim compare``).
 
-    ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (or a list), scored here (cached);
-    ``results``: result files of ``contstim evaluate`` whose log-probabilities are used as they
-    are (named by their ``model.name``); ``with_references``: add the experiment's reference
-    models (their published log-probabilities).  Returns the dict of
+    ``experiment``: ``main``, ``pll`` or a round of the benchmark (its name, found in
+    ``datasets_dir``).  ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (or a list), scored
+    here (cached); ``results``: result files of ``contstim evaluate`` whose log-probabilities are
+    used as they are (named by their ``model.name``); ``with_references``: add the experiment's
+    reference models (their published log-probabilities; for a round, the targeted models that
+    have a recorded log-probability for every sentence of its trials).  Returns the dict of
     :func:`contstim_bench.benchmarks.contstim_compare.compare_logprobs` (head-to-head and
     agreement matrices per condition); ``output``: a folder for its JSON, CSVs, tables and
     figures (:func:`contstim_bench.report.matrices.write_comparison`).
@@ -219,15 +221,22 @@ def compare_models(
     from .results import read_result
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
+    from .data.rounds import check_round_name
+
     if experiment not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
+        check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
     named = parse_named_specs(models, flag="--models") if models else []
-    if with_references:
-        named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
-                  if n.name not in {m.name for m in named}]
-    sentences = experiment_sentences(experiment, datasets_dir)
     logprobs: dict[str, dict[str, float]] = {}
     specs: dict[str, str] = {}
+    if with_references and experiment in EXPERIMENTS:
+        named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
+                  if n.name not in {m.name for m in named}]
+    round_refs: dict[str, dict[str, float]] = {}
+    if with_references and experiment not in EXPERIMENTS:  # a round: its targeted models that scored every sentence
+        from .benchmarks.contstim_compare import round_references
+
+        round_refs = round_references(experiment, datasets_dir)
+    sentences = experiment_sentences(experiment, datasets_dir)
     for path in results:
         result = read_result(path)
         name = result["model"]["name"]
@@ -250,6 +259,9 @@ def compare_models(
         log(f"{experiment}: scoring {len(sentences)} sentences with {scorer.spec} ...")
         logprobs[entry.name] = dict(zip(sentences, (float(v) for v in scorer.score(sentences))))
         specs[entry.name] = scorer.spec
+    for ref, values in round_refs.items():  # the given models and result files come first
+        if ref not in logprobs:
+            logprobs[ref], specs[ref] = values, f"round {experiment}: {ref}'s recorded log-probabilities"
     comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
     if output is not None:
         from .report.matrices import write_comparison

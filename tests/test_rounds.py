@@ -286,6 +286,13 @@ def test_evaluate_a_round_by_identifier(study, tmp_path, capsys):
     assert h["electra_has_a_mouth"]["selection"] == "targeted_both"
     played = {k: v for k, v in h.items() if v["n_trials"]}
     assert played and all(v["share"] > 0.5 and v["better"] == SIMULATOR for v in played.values())
+    # contstim compare on the round: the same head-to-heads, from the result file and the round's references
+    comparison = contstim_bench.compare_models(results=[tmp_path / "sim" / f"contstim.{ROUND}.json"],
+                                               experiment=ROUND, with_references=True, datasets_dir=datasets)
+    cmp = comparison["conditions"]["synthetic_vs_synthetic"]["head_to_head"][SIMULATOR]
+    for other, want in h.items():
+        assert (cmp[other]["share"], cmp[other]["n_trials"], cmp[other]["selection"]) == \
+            (want["share"], want["n_trials"], want["selection"])
     # a model the round did not target is evaluated on every trial, by its spec
     got = contstim_bench.evaluate_model("precomputed:bert_has_a_mouth", benchmarks=[f"contstim.{ROUND}"],
                                         datasets_dir=datasets, name="pll-bert", output=tmp_path / "other")
