@@ -48,7 +48,7 @@ def study(root: Path, design: Path) -> tuple[str, str]:
     run(["experiment", "export", "--design", str(design), "--out", str(root / "web")])
     with serving(root / "web", root / "responses.sqlite", "--seed", "7") as url:
         simulated = run(["experiment", "simulate", "--url", url, "--participants", "20", "--model", SIMULATOR,
-                         "--noise", "1", "--catch-failure-rate", "0.05", "--seed", "1"])
+                         "--noise", "1", "--catch-failure-rate", "0.08", "--seed", "1"])
     ingested = run(["experiment", "ingest", "--db", str(root / "responses.sqlite"), "--out", str(root / "datasets"),
                     "--experiment", ROUND, "--design", str(design)])
     return simulated, ingested

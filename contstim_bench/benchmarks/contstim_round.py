@@ -48,10 +48,12 @@ def model_name_on_round(scorer, data: RoundData, name: str | None = None) -> str
     """The name a scorer is evaluated under on a round (see the module docstring)."""
     from ..scoring.precomputed import PrecomputedScorer
 
+    from ..scoring.spec import ModelSpec
+
     if name:
         return name
     for model, spec in data.model_specs().items():
-        if spec is not None and spec == scorer.spec:
+        if spec is not None and ModelSpec.parse(spec).canonical == scorer.spec:
             return model
     return scorer.name if isinstance(scorer, PrecomputedScorer) else scorer.spec
 

@@ -44,8 +44,8 @@ class NaturalRun:
     n_pool: int = 0
 
 
-def _lookup_tables(sentences: Sequence[str], lines: Sequence[str], pool_file: str | None,
-                   models: Sequence[ModelEntry], context, log) -> dict[int, dict[str, float] | object]:
+def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence[ModelEntry], context,
+                   log) -> dict[int, dict[str, float] | object]:
     """For every lookup model (index -> values): the ``.npy`` values of a pool file that is the
     upstream selection pool, or the loaded :class:`SentenceLookup` scorer."""
     from ..scoring.precomputed import pool_file_log_probs
@@ -100,7 +100,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device
     cache = ScoreCache() if use_cache else False
     context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
     sentences = list(sentences)
-    lookups = _lookup_tables(sentences, pool_lines or sentences, pool_file, models, context, log)
+    lookups = _lookup_tables(pool_lines or sentences, pool_file, models, context, log)
     keep = np.ones(len(sentences), dtype=bool)
     for k, lookup in lookups.items():
         covered = _coverage(lookup, sentences)
