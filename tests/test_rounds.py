@@ -358,3 +358,18 @@ def test_leaderboard_validates_rescores_and_shows_the_round(study, tmp_path, cap
     assert f"Experiment {ROUND} &middot; all" in index
     page = (site / "models" / "roberta.html").read_text(encoding="utf-8")
     assert f"round contstim.{ROUND}" in page and "pll (Golan et al. 2023)" in page
+
+
+def test_make_results_evaluates_every_model_on_every_round(study, tmp_path):
+    """`python leaderboard/make_results.py --datasets D` writes, beside a model's pll result, its
+    result on every round found in D (every model on every round)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_results", Path(__file__).parents[1] / "leaderboard" / "make_results.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    out = tmp_path / "board"
+    assert module.main(["--only", "roberta", "--no-offline", "--out", str(out), "--datasets", str(study["datasets"])]) == 0
+    assert sorted(p.name for p in out.glob("*.json")) == ["roberta.dry1.json", "roberta.json"]
+    r = json.loads((out / "roberta.dry1.json").read_text(encoding="utf-8"))
+    assert r["benchmark"]["identifier"] == f"contstim.{ROUND}" and r["model"]["name"] == "roberta"

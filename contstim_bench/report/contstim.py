@@ -82,6 +82,16 @@ def _versus_lines(exp: str, key: str, e: dict, name: str) -> list[str]:
     return lines
 
 
+def _rank_note(result: dict, exp: str, conds: dict) -> str:
+    """How many models the ranks are among: one number, or "per condition" when the panels differ
+    (a round's references join the conditions whose sentences they can score)."""
+    panels = result.get("panels", {}).get(exp, {})
+    sizes = {len(panels.get(c, {}).get("models", {})) for c in conds}
+    if len(sizes) == 1:
+        return f"rank among {sizes.pop() or '?'} models"
+    return "rank among the models of each condition's panel"
+
+
 def summary_table(result: dict) -> str:
     """A readable table of the main numbers: conditions x (accuracy, SRCS), each with its noise
     ceiling (lower-upper), significance stars against the lower ceiling and the model's rank
@@ -111,8 +121,7 @@ def summary_table(result: dict) -> str:
         lines += [
             "",
             f"experiment {exp} (units: {first['unit']}s; p(LB): two-sided Wilcoxon vs the lower noise "
-            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; rank among "
-            f"{len(result.get('panels', {}).get(exp, {}).get(next(iter(conds)), {}).get('models', {})) or '?'} models)",
+            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; {_rank_note(result, exp, conds)})",
             header,
             "-" * len(header),
         ]
