@@ -25,7 +25,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 ROUND = "web2026"
 CANDIDATE = "smollm2=smollm2-135m"
 SIMULATOR = "gemma3-270m"
-SEARCH = ["--start-sentences", "6", "--seed", "2", "--max-failures", "3", "--max-attempts", "8", "--threshold", "-7"]
+SEARCH = ["--start-sentences", "6", "--seed", "2", "--max-failures", "4", "--max-attempts", "8", "--threshold", "-7"]
 
 
 def cli(argv: list[str]) -> tuple[int, str, str]:
