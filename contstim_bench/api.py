@@ -36,7 +36,8 @@ def _experiments(experiments) -> list[str] | None:
         if exp == "all":
             return None
         if exp not in EXPERIMENTS:
-            raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)} or all")
+            raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)} or all (a round written "
+                             f"by `contstim experiment ingest` is evaluated with benchmarks=['contstim.{exp}'])")
         out.append(exp)
     return out
 
@@ -138,9 +139,10 @@ def evaluate_model(
     evaluating the same model again runs no model.
 
     ``benchmarks``: identifiers of :mod:`contstim_bench.benchmarks` (``contstim.pll``,
-    ``blimp``, ``plausibility`` ...); then the return value is ``{identifier: result}``, one
-    result per benchmark, ``output`` is a folder receiving ``<identifier>.json`` each, and
-    ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
+    ``blimp``, ``plausibility`` ...) and rounds of the contstim benchmark found in
+    ``datasets_dir`` (``contstim.<round>``, written by ``contstim experiment ingest``); then the
+    return value is ``{identifier: result}``, one result per benchmark, ``output`` is a folder
+    receiving ``<identifier>.json`` each, and ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
     accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
 
     ``max_tokens_per_batch``: length-sorted batches under a token budget (hf-causal models).
@@ -164,6 +166,7 @@ def evaluate_model(
                                     dtype=dtype, batch_size=batch_size, cache=cache, threads=threads,
                                     progress=progress, log=log, ties=ties, max_tokens_per_batch=max_tokens_per_batch)
     exps = _experiments(experiments)
+    _check_datasets_folder(datasets_dir, exps, log)
     if plots is True:
         if output is None:
             raise ValueError("plots=True puts the figures next to the result file: give output too")
@@ -192,19 +195,45 @@ def evaluate_model(
     return result
 
 
+def _check_datasets_folder(datasets_dir, experiments, log) -> None:
+    """The paper's experiments are never evaluated from a round's folder, and a default run says
+    which rounds it leaves out.
+
+    ValueError when ``datasets_dir`` is the folder of a round (``contstim experiment ingest``
+    wrote it): building the paper's data into it and evaluating ``pll`` would silently answer a
+    question nobody asked.  With the default experiments, a note lists the rounds of the folder
+    (evaluated only when asked for, as benchmarks of their own)."""
+    from .data.rounds import ROUND_FILE, discover_rounds, read_meta
+
+    if datasets_dir is not None and (Path(datasets_dir) / ROUND_FILE).is_file():
+        ident = read_meta(datasets_dir)["identifier"]
+        raise ValueError(f"{datasets_dir} is the folder of the round {ident}, not a datasets folder of the paper's "
+                         f"experiments; evaluate the round with --benchmark {ident} (Python: benchmarks=[{ident!r}]) "
+                         f"and --datasets {datasets_dir} or the folder that holds it")
+    if experiments is None:
+        found = discover_rounds(datasets_dir)
+        if found:
+            log(f"note: rounds in the datasets folder not evaluated here (each is a benchmark of its own): "
+                f"{', '.join(found)}; evaluate one with --benchmark ID")
+
+
 def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,
                          progress, log, ties, max_tokens_per_batch=None) -> dict[str, dict]:
     """``{identifier: result}`` of ``spec`` on each benchmark (see :func:`evaluate_model`)."""
     if isinstance(benchmarks, str):
         benchmarks = [benchmarks]
-    chosen = [get_benchmark(b) for b in dict.fromkeys(benchmarks)]  # unknown names fail before loading
+    from .benchmarks.contstim_round import ContstimRound
+
+    chosen = [get_benchmark(b, datasets_dir) for b in dict.fromkeys(benchmarks)]  # unknown names fail before loading
     if not chosen:
         raise ValueError("no benchmark given to evaluate")
+    if any(not isinstance(b, ContstimRound) for b in chosen):
+        _check_datasets_folder(datasets_dir, [], log)  # no paper data is built into a round's folder
     set_threads(threads)
     scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
     out: dict[str, dict] = {}
     for bench in chosen:
-        if bench.dataset == "contstim":
+        if bench.dataset == "contstim":  # the paper's experiments and every round
             options = {"ties": ties} if name is None else {"name": name, "ties": ties}
         else:
             options = {"progress": progress}
@@ -236,10 +265,12 @@ def compare_models(
 ) -> dict:
     """Every model against every other on the human trials of ``experiment`` (``contstim compare``).
 
-    ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (or a list), scored here (cached);
-    ``results``: result files of ``contstim evaluate`` whose log-probabilities are used as they
-    are (named by their ``model.name``); ``with_references``: add the experiment's reference
-    models (their published log-probabilities).  Returns the dict of
+    ``experiment``: ``main``, ``pll`` or a round of the benchmark (its name, found in
+    ``datasets_dir``).  ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (or a list), scored
+    here (cached); ``results``: result files of ``contstim evaluate`` whose log-probabilities are
+    used as they are (named by their ``model.name``); ``with_references``: add the experiment's
+    reference models (their published log-probabilities; for a round, the targeted models that
+    have a recorded log-probability for every sentence of its trials).  Returns the dict of
     :func:`contstim_bench.benchmarks.contstim_compare.compare_logprobs` (head-to-head and
     agreement matrices per condition); ``output``: a folder for its JSON, CSVs, tables and
     figures (:func:`contstim_bench.report.matrices.write_comparison`).
@@ -247,15 +278,22 @@ def compare_models(
     from .results import read_result
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
+    from .data.rounds import check_round_name
+
     if experiment not in EXPERIMENTS:
-        raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
+        check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
     named = parse_named_specs(models, flag="--models") if models else []
-    if with_references:
-        named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
-                  if n.name not in {m.name for m in named}]
-    sentences = experiment_sentences(experiment, datasets_dir)
     logprobs: dict[str, dict[str, float]] = {}
     specs: dict[str, str] = {}
+    if with_references and experiment in EXPERIMENTS:
+        named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
+                  if n.name not in {m.name for m in named}]
+    round_refs: dict[str, dict[str, float]] = {}
+    if with_references and experiment not in EXPERIMENTS:  # a round: its targeted models that scored every sentence
+        from .benchmarks.contstim_compare import round_references
+
+        round_refs = round_references(experiment, datasets_dir)
+    sentences = experiment_sentences(experiment, datasets_dir)
     for path in results:
         result = read_result(path)
         name = result["model"]["name"]
@@ -278,6 +316,9 @@ def compare_models(
         log(f"{experiment}: scoring {len(sentences)} sentences with {scorer.spec} ...")
         logprobs[entry.name] = dict(zip(sentences, (float(v) for v in scorer.score(sentences))))
         specs[entry.name] = scorer.spec
+    for ref, values in round_refs.items():  # the given models and result files come first
+        if ref not in logprobs:
+            logprobs[ref], specs[ref] = values, f"round {experiment}: {ref}'s recorded log-probabilities"
     comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
     if output is not None:
         from .report.matrices import write_comparison

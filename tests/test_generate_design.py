@@ -124,7 +124,7 @@ def test_design_is_deterministic_and_checks_input(published):
 def test_generate_natural_select_design_chain(tmp_path, capsys):
     """`contstim generate natural` (two KenLM models on a 300-sentence pool), `select` (published
     pll triplets) and `design`, read back by the browser experiment's design reader."""
-    pool = [s for s in load_pool()[0]]
+    pool = [s for s in load_pool("contstim")[0]]  # the whole 6,113-sentence pool (default: its start part)
     (tmp_path / "corpus.txt").write_text("\n".join(pool[300:]) + "\n", encoding="utf-8")
     (tmp_path / "pool.txt").write_text("\n".join(pool[:300]) + "\n", encoding="utf-8")
     specs = []

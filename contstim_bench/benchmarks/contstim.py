@@ -155,11 +155,18 @@ def evaluate_scorer(
 
 def recompute_sections(result: dict, datasets_dir: str | os.PathLike | None = None) -> tuple[dict, dict]:
     """(``experiments``, ``panels``) recomputed from ``result["logprobs"]`` and the dataset, with
-    the conventions recorded in ``result["analysis"]`` (a result without it used the defaults)."""
+    the conventions recorded in ``result["analysis"]`` (a result without it used the defaults).
+    A round's experiment is recomputed from the round found in ``datasets_dir``
+    (:mod:`.contstim_round`)."""
     name = result["model"]["name"]
     ties = result.get("analysis", {}).get("ties", DEFAULT_TIES)
     experiments, panels = {}, {}
     for exp in result["experiments"]:
+        if exp not in EXPERIMENTS:  # a round of the benchmark (contstim.<round>)
+            from .contstim_round import recompute_round_sections
+
+            experiments[exp], panels[exp] = recompute_round_sections(result, exp, datasets_dir)
+            continue
         trials, refs = load_experiment(exp, datasets_dir)
         refs.pop(name, None)
         lp = {s: result["logprobs"][s] for s in unique_sentences(trials) if s in result["logprobs"]}

@@ -1,5 +1,8 @@
 """Every given model against every other on the contstim human data: the matrices of Fig. S3 and S4.
 
+The human data is one of the paper's experiments or a round of the benchmark (its name), whose
+head-to-heads use the trials that target both models of a pair, as in the paper's experiments.
+
 :func:`compare_logprobs` takes the natural-log sentence probabilities of several models (scored
 by any scorer, read from result files, or the reference models' precomputed values) and returns,
 for every condition of an experiment:
@@ -36,9 +39,33 @@ FORMAT = "contstim-bench-comparison"
 FORMAT_VERSION = 1
 
 
+def experiment_trials(experiment: str, datasets_dir: str | os.PathLike | None = None):
+    """(trials, dataset fingerprint) of one of the paper's experiments or of a round of the
+    benchmark (its name, found in ``datasets_dir``: :mod:`contstim_bench.data.rounds`)."""
+    from ..schema import EXPERIMENTS
+
+    if experiment in EXPERIMENTS:
+        from ..data.load import fingerprint
+
+        return load_experiment(experiment, datasets_dir)[0], fingerprint(DATASET, datasets_dir)
+    from ..data.rounds import find_round, load_round
+
+    data = load_round(find_round(experiment, datasets_dir))
+    return data.trials, data.meta["fingerprint"]
+
+
+def round_references(experiment: str, datasets_dir: str | os.PathLike | None = None) -> dict[str, dict[str, float]]:
+    """A round's targeted models that have a log-probability for every sentence of its trials."""
+    from ..data.rounds import find_round, load_round
+
+    data = load_round(find_round(experiment, datasets_dir))
+    sentences = set(unique_sentences(data.trials))
+    return {m: v for m, v in data.reference_logprobs().items() if sentences <= set(v)}
+
+
 def experiment_sentences(experiment: str, datasets_dir: str | os.PathLike | None = None) -> list[str]:
-    """The distinct sentences of an experiment's trials (what every compared model must score)."""
-    return unique_sentences(load_experiment(experiment, datasets_dir)[0])
+    """The distinct sentences of an experiment's (or round's) trials (what every compared model must score)."""
+    return unique_sentences(experiment_trials(experiment, datasets_dir)[0])
 
 
 def compare_logprobs(
@@ -60,7 +87,7 @@ def compare_logprobs(
     if len(logprobs) < 2:
         raise ValueError(f"a comparison needs at least two models, got {len(logprobs)}")
     tie_value(ties)
-    trials, _ = load_experiment(experiment, datasets_dir)
+    trials, fp = experiment_trials(experiment, datasets_dir)
     sentences = unique_sentences(trials)
     prepared = prepare_trials(trials)
     ratios = {
@@ -106,9 +133,6 @@ def compare_logprobs(
             "head_to_head": matches,
             "agreement": agree,
         }
-    from ..data.load import fingerprint
-
-    fp = fingerprint(DATASET, datasets_dir)
     return {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,

@@ -4,6 +4,10 @@ A benchmark is one object (:class:`~.base.Benchmark`): ``identifier``, ``version
 ``dataset`` it reads, ``load()`` (its data), ``sentences()`` (what a model must score) and
 ``evaluate(scorer) -> result dict`` (the envelope of :mod:`contstim_bench.results.schema`).
 To add one, write a module in this folder with such an object and list it in :data:`BENCHMARKS`.
+
+Rounds of the contstim benchmark (``contstim.<round>``, :mod:`.contstim_round`) are not listed
+here: they are found in the datasets folder (:func:`contstim_bench.data.rounds.discover_rounds`),
+so :func:`get_benchmark` and :func:`identifiers` take the ``datasets_dir`` to look in.
 """
 from __future__ import annotations
 
@@ -24,13 +28,36 @@ BENCHMARKS: dict[str, Benchmark] = {
 """Identifier -> benchmark."""
 
 
-def identifiers() -> list[str]:
-    """Every benchmark identifier, in registry order."""
-    return list(BENCHMARKS)
+def rounds(datasets_dir=None) -> dict[str, Benchmark]:
+    """Identifier -> :class:`~.contstim_round.ContstimRound` of every round in ``datasets_dir``
+    (default ``$CONTSTIM_DATASETS``)."""
+    from ..data.rounds import discover_rounds
+    from .contstim_round import ContstimRound
+
+    return {ident: ContstimRound.from_folder(folder) for ident, folder in discover_rounds(datasets_dir).items()}
 
 
-def get_benchmark(identifier: str) -> Benchmark:
-    """The benchmark named ``identifier``; ValueError lists the known ones."""
-    if not isinstance(identifier, str) or identifier not in BENCHMARKS:
-        raise ValueError(f"unknown benchmark {identifier!r}; known: {', '.join(BENCHMARKS)}")
-    return BENCHMARKS[identifier]
+def identifiers(datasets_dir=None) -> list[str]:
+    """Every benchmark identifier, in registry order, then the rounds found in ``datasets_dir``."""
+    return list(BENCHMARKS) + list(rounds(datasets_dir))
+
+
+def get_benchmark(identifier: str, datasets_dir=None) -> Benchmark:
+    """The benchmark named ``identifier``: a registered one, or a round of the contstim benchmark
+    found in ``datasets_dir``; ValueError lists the known ones (rounds included)."""
+    if isinstance(identifier, str) and identifier in BENCHMARKS:
+        return BENCHMARKS[identifier]
+    from ..data.rounds import round_name
+
+    found = rounds(datasets_dir)
+    if isinstance(identifier, str) and identifier in found:
+        return found[identifier]
+    known = ", ".join([*BENCHMARKS, *found])
+    hint = ""
+    if isinstance(identifier, str) and round_name(identifier) is not None:
+        from ..data.paths import default_datasets_dir
+
+        where = datasets_dir if datasets_dir is not None else default_datasets_dir()
+        hint = (f" (no round {identifier} in the datasets folder {where}; rounds are found there: point "
+                f"--datasets at the folder given to `contstim experiment ingest --out`)")
+    raise ValueError(f"unknown benchmark {identifier!r}; known: {known}{hint}")

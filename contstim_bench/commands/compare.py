@@ -38,9 +38,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="result files of `contstim evaluate` to compare (their log-probabilities, named by "
                         "their model name)")
     p.add_argument("--references", action="store_true",
-                   help="add the experiment's reference models (their published log-probabilities)")
-    p.add_argument("--experiment", choices=["main", "pll"], default="pll",
-                   help="experiment whose human trials decide (default: %(default)s)")
+                   help="add the experiment's reference models (their published log-probabilities; for a round, "
+                        "its targeted models that scored every sentence)")
+    p.add_argument("--experiment", default="pll", metavar="{main,pll,ROUND}",
+                   help="experiment whose human trials decide: main, pll, or a round of the benchmark found in "
+                        "--datasets, e.g. web2026 (default: %(default)s)")
     p.add_argument("--condition", action="append", metavar="KEY",
                    help="condition to compare on (repeatable; default: every condition with trials)")
     p.add_argument("--ties", choices=["half", "miss", "hit"], default="half",

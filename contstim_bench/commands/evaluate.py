@@ -37,13 +37,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--experiment",
         action="append",
-        choices=["main", "pll", "all"],
-        help="experiment to evaluate (repeatable; default: every experiment whose human data is available)",
+        metavar="{main,pll,all,ROUND}",
+        help="experiment to evaluate (repeatable; default: every experiment of the paper whose human data is "
+             "available); a round written by `contstim experiment ingest` (its name, e.g. web2026) is evaluated "
+             "as --benchmark contstim.ROUND",
     )
     p.add_argument("--benchmark", action="append", metavar="ID",
                    help="benchmark to evaluate instead of the contstim experiments (repeatable): "
-                        "contstim.main, contstim.pll, blimp, plausibility (see `contstim benchmarks`); "
-                        "writes <output folder>/<ID>.json each")
+                        "contstim.main, contstim.pll, blimp, plausibility and the rounds contstim.ROUND found in "
+                        "--datasets (see `contstim benchmarks`); writes <output folder>/<ID>.json each")
     p.add_argument("--plots", help="folder for the figures (default: <output stem>_plots next to the result file)")
     p.add_argument("--no-plots", action="store_true", help="write no figures")
     p.add_argument("--scatter-reference", metavar="NAME",
@@ -64,7 +66,18 @@ def _run(args) -> int:
     from ..results import default_output, default_plots_dir
     from ..scoring.parallel import is_main_process
 
-    if args.benchmark:
+    benchmarks = list(args.benchmark or [])
+    rounds = [e for e in (args.experiment or []) if e not in ("main", "pll", "all")]
+    if rounds:
+        if benchmarks or len(rounds) < len(args.experiment):
+            raise ValueError("a round is a benchmark of its own: give rounds alone (--experiment ROUND ... or "
+                             "--benchmark contstim.ROUND), not with main, pll, all or other benchmarks")
+        benchmarks = [f"contstim.{r}" for r in rounds]
+        print(f"note: --experiment {' '.join(rounds)}: evaluated as --benchmark {' '.join(benchmarks)} "
+              f"(one result file per round in the output folder)", file=sys.stderr)
+        args.experiment = None
+    if benchmarks:
+        args.benchmark = benchmarks
         if args.experiment:
             raise ValueError("--benchmark and --experiment exclude each other (contstim.pll is --experiment pll)")
         folder = Path(args.output) if args.output else default_output(args.model).with_suffix("")

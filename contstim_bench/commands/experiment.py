@@ -1,4 +1,5 @@
-"""``contstim experiment export|serve|ingest``: collect human judgments in the browser."""
+"""``contstim experiment export|serve|simulate|ingest``: collect human judgments in the browser
+(or dry-run a study with simulated participants) and ingest them as a new round of the benchmark."""
 from __future__ import annotations
 
 import argparse
@@ -9,7 +10,7 @@ from ._common import positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("experiment", help="browser experiment: export, serve, ingest human judgments")
+    p = sub.add_parser("experiment", help="browser experiment: export, serve, simulate, ingest human judgments")
     esub = p.add_subparsers(dest="experiment_command", metavar="ACTION")
 
     e = esub.add_parser("export", help="write a self-contained browser experiment from a design")
@@ -42,12 +43,52 @@ def register(sub: argparse._SubParsersAction) -> None:
     s.add_argument("--signups-per-minute", type=positive_int, default=SIGNUPS_PER_MINUTE,
                    help=f"most sign-ups per client address and minute; more get 429 (default {SIGNUPS_PER_MINUTE}; "
                         "behind a reverse proxy every client has the proxy's address)")
+    s.add_argument("--seed", type=int, default=None,
+                   help="dry runs only: assign groups, trial orders and sides reproducibly from this seed "
+                        "(default: the system's random source; never use a seed with real participants)")
     s.set_defaults(func=_serve)
 
-    i = esub.add_parser("ingest", help="turn a response database into a trials dataset")
+    m = esub.add_parser("simulate", help="dry run: simulated participants answer a served experiment through its "
+                                         "HTTP API, their choices following a language model",
+                        description="Simulated participants answer the experiment served at --url through its real "
+                                    "HTTP API (as the browser does): each trial's choice is the model's preference "
+                                    "(log p(right) - log p(left)) plus Gaussian noise, confidence grows with its size, "
+                                    "and a catch trial is failed with probability --catch-failure-rate.  Participant k "
+                                    "draws from the seed and k, so a server started with --seed and the same "
+                                    "simulation give the same responses.")
+    m.add_argument("--url", required=True, help="address of the served experiment, e.g. http://127.0.0.1:8000/")
+    m.add_argument("--participants", type=int, required=True, help="number of simulated participants (run one after "
+                   "another)")
+    m.add_argument("--model", required=True, help="model spec whose log-probabilities drive the choices")
+    m.add_argument("--noise", type=float, default=1.0,
+                   help="standard deviation (nats) of the Gaussian noise added to each log-ratio (default 1)")
+    m.add_argument("--catch-failure-rate", type=float, default=0.05,
+                   help="probability of choosing the model's rejected sentence on a catch trial (default 0.05)")
+    m.add_argument("--seed", type=int, default=0, help="seed of the participants' draws (default 0)")
+    m.add_argument("--first", type=int, default=0, help="number of the first participant (default 0; to add "
+                   "participants to a run)")
+    m.add_argument("--datasets", default=None, help="folder of built datasets (for precomputed: models)")
+    m.add_argument("--device", default=None)
+    m.add_argument("--dtype", default=None)
+    m.set_defaults(func=_simulate)
+
+    i = esub.add_parser("ingest", help="turn a response database into a new round of the contstim benchmark",
+                        description="Read the response database (read-only), apply the exclusion rule and write the "
+                                    "round contstim.EXPERIMENT: trials, participants (with exclusion reasons), the "
+                                    "served design, the targeted models and their log-probabilities (from --design), "
+                                    "round.json (identifier, version, date, fingerprint, database sha256, exclusions) "
+                                    "and a dataset card.  Evaluate it with `contstim evaluate --benchmark "
+                                    "contstim.EXPERIMENT --datasets OUT`.")
     i.add_argument("--db", required=True, help="SQLite response database (opened read-only)")
-    i.add_argument("--out", required=True, help="output folder; the dataset is written to OUT/NAME")
-    i.add_argument("--experiment", default="browser", help="experiment name in the rows (default: browser)")
+    i.add_argument("--out", default=None, help="datasets folder; the round is written to OUT/NAME (default: "
+                   "$CONTSTIM_DATASETS, where `contstim evaluate` finds it without --datasets)")
+    i.add_argument("--experiment", default="browser", help="experiment name in the rows and round name: the round is "
+                   "contstim.EXPERIMENT (default: browser)")
+    i.add_argument("--design", default=None, metavar="DIR",
+                   help="output folder of the `contstim generate design` run that was exported: gives the round its "
+                        "targeted models (specs, roles) and their log-probabilities, its reference panel")
+    i.add_argument("--round-version", default="1", help="version of the round (default 1); the same round and version "
+                   "with other data is refused")
     i.add_argument("--name", help="dataset name (default: contstim-EXPERIMENT)")
     i.add_argument("--min-catch-correct", type=int, default=11,
                    help="catch trials a participant must answer for the natural sentence (default 11, of 12)")
@@ -80,17 +121,38 @@ def _serve(args) -> int:
     serve(args.dir, args.db, host=args.host, port=args.port, threads=args.threads,
           completion_code=args.completion_code, completion_url=args.completion_url,
           external_id_param=args.external_id_param, max_body_bytes=args.max_body,
-          max_per_group=args.max_per_group, signups_per_minute=args.signups_per_minute)
+          max_per_group=args.max_per_group, signups_per_minute=args.signups_per_minute, seed=args.seed)
     return 0
 
 
 def _ingest(args) -> int:
     from ..experiment.ingest import ingest_to_dataset
 
-    result = ingest_to_dataset(args.db, args.out, args.experiment, name=args.name,
+    from ..data.paths import default_datasets_dir
+    from ..data.rounds import read_meta
+
+    out = args.out if args.out is not None else default_datasets_dir()
+    result = ingest_to_dataset(args.db, out, args.experiment, name=args.name,
                                min_catch_correct=args.min_catch_correct, keep_incomplete=args.keep_incomplete,
-                               on_ingested=_print_participants)
+                               on_ingested=_print_participants, design=args.design, round_version=args.round_version)
+    meta = read_meta(result.dataset_dir)
     print(f"wrote {len(result.trials)} trial rows to {result.dataset_dir} (source sha256 {result.db_sha256})")
+    print(f"round {meta['identifier']} version {meta['version']} ({meta['date']}), fingerprint {meta['fingerprint']}; "
+          f"targeted models: {', '.join(m['name'] for m in meta['models']) or 'none'}")
+    print(f"evaluate a model on it: contstim evaluate --benchmark {meta['identifier']} --datasets {out} --model SPEC")
+    return 0
+
+
+def _simulate(args) -> int:
+    from ..experiment.simulate import SimulationSettings, simulate
+
+    settings = SimulationSettings(noise=args.noise, catch_failure_rate=args.catch_failure_rate, seed=args.seed)
+    run = simulate(args.url, args.participants, args.model, settings, first_index=args.first,
+                   datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
+                   log=lambda msg: print(msg, flush=True))
+    failed = sum(p.catch_failures for p in run.participants)
+    print(f"{len(run.participants)} simulated participant(s) answered {sum(p.n_trials for p in run.participants)} "
+          f"trials at {run.url} with {run.model} (noise {settings.noise} nats, {failed} catch trial(s) failed)")
     return 0
 
 

@@ -4,6 +4,8 @@
 * ``synthetic``: synthetic triplets by word-level search (Eq. 2), one job per model pair x start
   sentence, resumable and shardable with ``accelerate launch -m contstim_bench generate
   synthetic ...`` (``python -m contstim_bench`` is the ``contstim`` command as a module).
+  Model pairs: every pair of ``--models``, or each of ``--candidates`` against each of
+  ``--references`` (both directions).
 * ``select``: the K most controversial triplets per model pair (Eq. 4), one natural sentence per
   decile of each model's distribution, by integer programming.
 * ``natural``: controversial natural-sentence pairs from a pool by integer programming (Eq. 5-6).
@@ -16,6 +18,8 @@ import json
 import sys
 
 from ._common import positive_int
+
+from ._common import DATASETS_HELP
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,13 +37,13 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                         description="For every model pair and start sentence, synthesise S1 (accepted by m1, "
                                     "rejected by m2) and S2 (the reverse).  Resumable: rerun the same command "
                                     "after an interruption.  Shard with `accelerate launch -m "
-                                    "contstim_bench generate synthetic ...`.")
-    s.add_argument("--models", required=True, metavar="SPEC,SPEC[,...]",
-                   help="model specs, comma-separated; NAME=SPEC names a model in the output (default: the spec)")
+                                    "contstim_bench generate synthetic ...`.  Prints, per model pair, the share "
+                                    "of triplets whose search found no replacement (S = N).")
+    _pairing_args(s)
     s.add_argument("--start-sentences", type=int, required=True, metavar="N",
                    help="number of natural start sentences drawn (with --seed) from the pool")
     s.add_argument("--pool", default=None, metavar="FILE|contstim[:SPLIT]",
-                   help="natural-sentence pool (default: the contstim dataset's 6,113-sentence synthesis pool)")
+                   help=POOL_HELP)
     s.add_argument("--vocabulary", default=None, metavar="FILE|contstim",
                    help="replacement words: .txt one word per line, or .parquet/.csv with columns word,capitalized "
                         "(default: the contstim dataset's 29,157-entry vocabulary)")
@@ -59,6 +63,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
     s.add_argument("--no-cache", action="store_true", help="do not use the on-disk score cache")
     s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--datasets", default=None, help=DATASETS_HELP)
     s.add_argument("--output", required=True, metavar="DIR", help="run folder (created; resumed when it exists)")
     s.set_defaults(func=_synthetic)
 
@@ -79,10 +84,18 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     c.add_argument("--output", required=True, metavar="DIR")
     c.set_defaults(func=_select)
 
-    n = gsub.add_parser("natural", help="select controversial natural-sentence pairs (Eq. 5-6, ILP)")
-    n.add_argument("--models", required=True, metavar="SPEC,SPEC[,...]", help="model specs (NAME=SPEC allowed)")
-    n.add_argument("--pool", default=None, metavar="FILE|contstim[:SPLIT]",
-                   help="natural-sentence pool (default: the contstim synthesis pool)")
+    n = gsub.add_parser("natural", help="select controversial natural-sentence pairs (Eq. 5-6, ILP)",
+                        description="Score a natural-sentence pool with every model and select, by integer "
+                                    "programming, the pairs on which each model pair disagrees most.  "
+                                    "precomputed:NAME models score the sentences the dataset has values for "
+                                    "(the contstim stimuli; the 231,725-sentence selection pool when built, or "
+                                    "given as --pool FILE); --restrict-to-scorable keeps the pool sentences every "
+                                    "model can score.")
+    _pairing_args(n)
+    n.add_argument("--pool", default=None, metavar="FILE|contstim[:SPLIT]", help=POOL_HELP)
+    n.add_argument("--restrict-to-scorable", action="store_true",
+                   help="keep only the pool sentences every model can score (precomputed: models have values for "
+                        "some sentences only); without it such a sentence is an error that lists them")
     n.add_argument("--per-pair", type=int, default=10, metavar="K", help="pairs per model pair (default 10)")
     n.add_argument("--solver", choices=("cbc", "highs"), default="cbc")
     n.add_argument("--device", default=None)
@@ -92,6 +105,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                    help="hf-causal models: length-sorted batches of at most N padded tokens")
     n.add_argument("--no-cache", action="store_true")
     n.add_argument("--quiet", action="store_true")
+    n.add_argument("--datasets", default=None, help=DATASETS_HELP)
     n.add_argument("--output", required=True, metavar="DIR")
     n.set_defaults(func=_natural)
 
@@ -99,14 +113,38 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     d.add_argument("--natural", default=None, metavar="DIR", help="output folder of `generate natural`")
     d.add_argument("--triplets", default=None, metavar="DIR", help="output folder of `generate select`")
     d.add_argument("--pool", default=None, metavar="FILE|contstim[:SPLIT]",
-                   help="pool for random natural pairs and catch trials (default: the contstim synthesis pool)")
+                   help="pool for random natural pairs and catch trials (default: contstim:start, the held-out "
+                        "start part of the contstim synthesis pool)")
     d.add_argument("--groups", type=int, default=10, help="participant groups (default 10)")
     d.add_argument("--random-pairs", type=int, default=9, help="randomly sampled natural pairs per group (default 9)")
     d.add_argument("--catch-trials", type=int, default=12, help="natural-vs-shuffled trials per group (default 12)")
     d.add_argument("--experiment", default="generated", help="value of the experiment column")
     d.add_argument("--seed", type=int, default=0)
+    d.add_argument("--no-model-scores", action="store_true",
+                   help="do not write OUTPUT/models (the targeted models' log-probabilities of every sentence of the "
+                        "design, the reference panel of the benchmark round it becomes)")
+    d.add_argument("--datasets", default=None, help=DATASETS_HELP)
+    d.add_argument("--device", default=None)
+    d.add_argument("--dtype", default=None)
+    d.add_argument("--no-cache", action="store_true")
     d.add_argument("--output", required=True, metavar="DIR")
     d.set_defaults(func=_design)
+
+
+POOL_HELP = ("natural-sentence pool: a text file (one sentence per line), contstim (the whole 6,113-sentence "
+             "synthesis pool), contstim:start / contstim:train (its two held-apart parts) or contstim:SPLIT of the "
+             "natural_pool config (default: contstim:start, held out from the default corpus of `contstim train`)")
+
+
+def _pairing_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--models", default=None, metavar="SPEC,SPEC[,...]",
+                   help="model specs, comma-separated, every pair contrasted; NAME=SPEC names a model in the output "
+                        "(default: the spec)")
+    p.add_argument("--candidates", default=None, metavar="SPEC[,SPEC]",
+                   help="new model(s), each contrasted with each of --references in both directions "
+                        "(instead of --models)")
+    p.add_argument("--references", default=None, metavar="SPEC,SPEC[,...]",
+                   help="reference models for --candidates (NAME=SPEC allowed; precomputed:NAME only in `natural`)")
 
 
 def _synthetic(args) -> int:
@@ -117,10 +155,13 @@ def _synthetic(args) -> int:
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
                       seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
                       batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet,
-                      vocabulary_size=args.vocabulary_size)
+                      vocabulary_size=args.vocabulary_size, datasets_dir=args.datasets, candidates=args.candidates,
+                      references=args.references)
     if done is not None:  # process 0 of the run
         print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
               f"mean controversiality {done.mean_controversiality:.3f} nats)")
+        for pair in done.pairs:
+            print(f"  {pair.line()}")
     return 0
 
 
@@ -146,12 +187,16 @@ def _natural(args) -> int:
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
                           device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=not args.quiet,
-                          max_tokens_per_batch=args.max_tokens_per_batch)
+                          max_tokens_per_batch=args.max_tokens_per_batch, datasets_dir=args.datasets,
+                          candidates=args.candidates, references=args.references,
+                          restrict_to_scorable=args.restrict_to_scorable)
     if done is None:  # a process other than 0 of `accelerate launch`: process 0 writes
         return 0
     result = done.selection
     print(f"wrote {done.folder} ({len(result.pairs)} pairs; objective {result.objective:.4f}, {result.report.status}, "
           f"{result.n_candidates} candidate sentences of {result.n_pool})")
+    for (m1, m2), rows in result.pairs.groupby(["model_1", "model_2"], sort=False):
+        print(f"  {m1} vs {m2}: {len(rows)} pairs")
     return 0
 
 
@@ -160,7 +205,9 @@ def _design(args) -> int:
 
     design, folder = design_experiment(args.output, natural=args.natural, triplets=args.triplets, pool=args.pool,
                                        groups=args.groups, random_pairs=args.random_pairs,
-                                       catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment)
+                                       catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment,
+                                       datasets_dir=args.datasets, score_models=not args.no_model_scores,
+                                       device=args.device, dtype=args.dtype, use_cache=not args.no_cache)
     counts = design.groupby("trial_type").size().to_dict()
     print(f"wrote {folder} ({args.groups} groups, {len(design)} trials: {json.dumps(counts)})")
     return 0

@@ -1,9 +1,12 @@
 """``contstim train ngram|rnn|lstm``: train the n-gram, RNN and LSTM reference-model families.
 
-Without ``--corpus`` the models are trained on the benchmark's own small corpus, the 6,113
-natural sentences of Golan et al. 2023 (``contstimlang/resources/sentence_corpora/
-natural_sentences_for_synthetic_controversial_sentence_pair_optimization.txt``, resolved and
-verified like every raw source), so that everything works offline.  The paper's models were
+Without ``--corpus`` the models are trained on the benchmark's own small corpus: the ``train``
+part (4,907 lines) of the 6,113 natural sentences of Golan et al. 2023 (``contstimlang/resources/
+sentence_corpora/natural_sentences_for_synthetic_controversial_sentence_pair_optimization.txt``,
+resolved and verified like every raw source), a fixed split by content
+(:mod:`contstim_bench.data.pool_split`) that holds out the ``start`` part from which ``contstim
+generate`` draws its start sentences and natural pairs by default, so that everything works
+offline and no default start sentence was seen in training.  The paper's models were
 trained on a far larger corpus (Reddit, Wikipedia, Gutenberg, local news); pass ``--corpus``
 (one sentence per line, words separated by whitespace) to train on your own.  The training runs
 are :func:`contstim_bench.scoring.training.train_ngram` and ``train_recurrent``.
@@ -51,7 +54,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _corpus_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--corpus", help="text file, one sentence per line (default: the benchmark's 6,113 natural sentences)")
+    p.add_argument("--corpus", help="text file, one sentence per line (default: the 'train' part, 4,907 lines, of the "
+                        "benchmark's 6,113-sentence synthesis pool, held out from generation's start sentences)")
     p.add_argument("--source", help="raw-data folder for the default corpus (default: the usual source resolution)")
 
 

@@ -1,4 +1,4 @@
-"""``contstim experiment ingest``: turn a response database into a new version of the ``trials`` data.
+"""``contstim experiment ingest``: turn a response database into a new round of the contstim benchmark.
 
 The database (:mod:`contstim_bench.experiment.store`) is opened read-only through a
 ``file:...?mode=ro`` URI, so ingestion never modifies it.  Each response becomes one row in the
@@ -13,6 +13,12 @@ recruitment-platform ids are never written out).
 Exclusion (Golan et al. 2023, Methods): a participant is kept only if they chose the natural
 sentence over its shuffled version in at least ``min_catch_correct`` (11) of the catch trials
 (``natural_vs_shuffled``, 12 in the paper) and, unless ``keep_incomplete``, answered every trial.
+
+The dataset written (:func:`write_ingested`) is a round of the benchmark, ``contstim.<experiment>``
+(:mod:`contstim_bench.experiment.round_writer`, :mod:`contstim_bench.data.rounds`): the
+``trials`` and ``participants`` configs, the served ``design``, the targeted ``models`` with
+their ``logprobs`` (from ``--design``, the output of ``contstim generate design``) and
+``round.json``; ``contstim evaluate --benchmark contstim.<experiment>`` evaluates any model on it.
 """
 from __future__ import annotations
 
@@ -30,7 +36,7 @@ import pandas as pd
 import pyarrow as pa
 
 from ..data.contstim_trials import CONFIDENCE_BY_RATING, trials_schema
-from ..data.writer import ConfigSpec, DatasetSpec, write_dataset
+from ..data.writer import ConfigSpec, DatasetSpec
 from ..schema import TRIAL_COLUMNS
 from .design import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
 
@@ -172,6 +178,9 @@ def ingest(
     """Read the database and apply the exclusion rule (see the module docstring)."""
     if not isinstance(experiment, str) or not experiment.strip() or any(c.isspace() for c in experiment):
         raise ValueError(f"experiment name {experiment!r} must be a non-empty word without spaces")
+    from ..data.rounds import check_round_name
+
+    check_round_name(experiment)
     if min_catch_correct < 0:
         raise ValueError(f"min_catch_correct must be >= 0, got {min_catch_correct}")
     path = Path(db_path)
@@ -242,9 +251,11 @@ def _participants_table(participants: pd.DataFrame) -> pa.Table:
 
 
 def dataset_spec(result: IngestResult, db_path: str | os.PathLike, experiment: str, name: str,
-                 min_catch_correct: int, keep_incomplete: bool, ingested_at: str) -> DatasetSpec:
+                 min_catch_correct: int, keep_incomplete: bool, ingested_at: str, round_parts=None) -> DatasetSpec:
     """The dataset (``trials`` and ``participants`` configs, split ``experiment``) with a card
-    recording the source database, its sha256 and the ingestion date."""
+    recording the source database, its sha256 and the ingestion date.  ``round_parts``:
+    ``(version, design, models, logprobs)`` adds the round's configs and card lines
+    (:mod:`.round_writer`)."""
     if len(result.trials) == 0:
         raise ValueError(
             f"no participant of {db_path} passed the exclusion rule (or none answered): nothing to write; "
@@ -261,6 +272,13 @@ def dataset_spec(result: IngestResult, db_path: str | os.PathLike, experiment: s
     ]
     for row in result.excluded.itertuples(index=False):
         lines.append(f"- EXCLUDED {row.participant} (group {row.group}): {row.exclusion_reason}.")
+    extra_configs = []
+    if round_parts is not None:
+        from .round_writer import card_lines, round_configs
+
+        version, design, models, logprobs = round_parts
+        lines += card_lines(experiment, version, models, design, has_logprobs=len(logprobs.columns) > 1)
+        extra_configs = round_configs(experiment, design, models, logprobs)
     if len(p) and p["first_response_at"].notna().any():
         lines.append(f"- Responses received {p['first_response_at'].dropna().min()} to {p['last_response_at'].dropna().max()} (UTC).")
     return DatasetSpec(
@@ -287,6 +305,7 @@ def dataset_spec(result: IngestResult, db_path: str | os.PathLike, experiment: s
             ConfigSpec("participants", {experiment: _participants_table(p)},
                        "One row per participant in the database, included or not, with the exclusion reason.",
                        dict(PARTICIPANT_COLUMN_DOCS)),
+            *extra_configs,
         ],
         notes="\n".join(lines),
         extra_yaml={"source_db_sha256": result.db_sha256, "ingested_at": ingested_at},
@@ -295,13 +314,40 @@ def dataset_spec(result: IngestResult, db_path: str | os.PathLike, experiment: s
 
 def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: str | os.PathLike, experiment: str,
                    *, name: str | None = None, min_catch_correct: int = MIN_CATCH_CORRECT,
-                   keep_incomplete: bool = False) -> Path:
+                   keep_incomplete: bool = False, design: str | os.PathLike | None = None,
+                   round_version: str = "1") -> Path:
     """Write an :func:`ingest` result to ``out_dir/<name>`` (default ``contstim-<experiment>``),
-    dated now (UTC); sets and returns ``result.dataset_dir``."""
+    dated now (UTC), as round ``contstim.<experiment>`` version ``round_version`` of the
+    benchmark; sets and returns ``result.dataset_dir``.
+
+    ``design``: the output folder of the ``contstim generate design`` run that was exported (it
+    must be the design the database served); it gives the round its targeted models' specs and
+    log-probabilities.  ValueError for another design, or for the same round and version already
+    in ``out_dir`` with other data."""
+    from .round_writer import check_same_design, round_meta, round_models, served_design, served_meta, write_round
+
+    if not isinstance(round_version, str) or not round_version.strip() or any(c.isspace() for c in round_version):
+        raise ValueError(f"round version {round_version!r} must be a non-empty word without spaces")
     ingested_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    spec = dataset_spec(result, db_path, experiment, name or f"contstim-{experiment}",
-                        min_catch_correct, keep_incomplete, ingested_at)
-    result.dataset_dir = write_dataset(spec, out_dir)
+    conn = open_readonly(db_path)
+    try:
+        served = served_design(conn)
+        db_meta = served_meta(conn)
+    finally:
+        conn.close()
+    if design is not None:
+        from .design import read_design
+
+        check_same_design(served, read_design(design), str(design))
+    models, logprobs = round_models(served, design)
+    spec = dataset_spec(result, db_path, experiment, name or f"contstim-{experiment}", min_catch_correct,
+                        keep_incomplete, ingested_at, round_parts=(round_version, served, models, logprobs))
+
+    def meta_for(fingerprint: str) -> dict:
+        return round_meta(experiment, round_version, ingested_at, fingerprint, result, served, models, db_meta,
+                          design, min_catch_correct, keep_incomplete)
+
+    result.dataset_dir = write_round(spec, out_dir, experiment, meta_for)
     return result.dataset_dir
 
 
@@ -314,6 +360,8 @@ def ingest_to_dataset(
     min_catch_correct: int = MIN_CATCH_CORRECT,
     keep_incomplete: bool = False,
     on_ingested: Callable[[IngestResult], None] | None = None,
+    design: str | os.PathLike | None = None,
+    round_version: str = "1",
 ) -> IngestResult:
     """:func:`ingest` then :func:`write_ingested` (what ``contstim experiment ingest`` runs).
 
@@ -322,6 +370,6 @@ def ingest_to_dataset(
     result = ingest(db_path, experiment, min_catch_correct=min_catch_correct, keep_incomplete=keep_incomplete)
     if on_ingested is not None:
         on_ingested(result)
-    write_ingested(result, db_path, out_dir, experiment, name=name,
-                   min_catch_correct=min_catch_correct, keep_incomplete=keep_incomplete)
+    write_ingested(result, db_path, out_dir, experiment, name=name, min_catch_correct=min_catch_correct,
+                   keep_incomplete=keep_incomplete, design=design, round_version=round_version)
     return result

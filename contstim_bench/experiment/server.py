@@ -151,6 +151,7 @@ def create_app(
     max_body_bytes: int = MAX_BODY_BYTES,
     max_per_group: int = MAX_PER_GROUP,
     signups_per_minute: int = SIGNUPS_PER_MINUTE,
+    seed: int | None = None,
 ) -> Flask:
     """The Flask app serving the experiment exported to ``export_dir`` and storing responses in
     ``db_path`` (created if absent; refused if it belongs to another export).
@@ -158,7 +159,8 @@ def create_app(
     ``completion_code`` is shown on the end page (e.g. the Prolific completion code);
     ``completion_url`` a link there, ``{code}`` replaced by the code.  ``max_per_group``: most
     participants per design group; ``signups_per_minute``: most sign-ups per client address and
-    minute (the address the server sees: behind a reverse proxy, that of the proxy).
+    minute (the address the server sees: behind a reverse proxy, that of the proxy).  ``seed``:
+    reproducible assignments for dry runs with simulated participants (:class:`~.store.Store`).
     """
     experiment = load_experiment(export_dir)
     _check_completion_url(completion_url)
@@ -171,7 +173,7 @@ def create_app(
     if max_per_group < 1:
         raise ValueError(f"max participants per group must be >= 1, got {max_per_group}")
     limiter = SignupLimiter(signups_per_minute)
-    store = Store(db_path, experiment)
+    store = Store(db_path, experiment, seed=seed)
     static_dir = Path(export_dir).resolve()
     app = Flask(__name__, static_folder=None)
     app.config["MAX_CONTENT_LENGTH"] = max_body_bytes

@@ -3,7 +3,8 @@
 Tables:
 
 - ``meta(key, value)``: ``experiment_id``, ``title``, ``randomize_order``, ``randomize_sides``,
-  ``created_at`` (UTC ISO 8601), ``schema_version``.
+  ``created_at`` (UTC ISO 8601), ``schema_version``, and ``assignment_seed`` when the server
+  was started with one (dry runs only: a seed makes groups, trial orders and sides predictable).
 - ``design_trials``: the design rows (:data:`contstim_bench.experiment.design.DESIGN_COLUMNS`,
   ``group`` stored as ``group_id``), copied from the export so that the database alone can be
   ingested.
@@ -24,6 +25,7 @@ response that was acknowledged survives a crash of the server process.
 from __future__ import annotations
 
 import hashlib
+import random
 import secrets
 import sqlite3
 import threading
@@ -90,9 +92,15 @@ class Participant:
 class Store:
     """The response database of one experiment; one SQLite connection per thread."""
 
-    def __init__(self, db_path: str | Path, experiment: Experiment):
+    def __init__(self, db_path: str | Path, experiment: Experiment, seed: int | None = None):
+        """``seed``: None (default) draws groups, trial orders and sides from the system's
+        random source; an integer makes them a function of the seed and the participant's
+        arrival number, so a dry run with simulated participants is reproducible."""
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or seed < 0):
+            raise ValueError(f"assignment seed must be a non-negative integer, got {seed!r}")
         self.path = Path(db_path)
         self.experiment = experiment
+        self.seed = seed
         self._local = threading.local()
         self._rng = secrets.SystemRandom()
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -137,6 +145,7 @@ class Store:
                 "randomize_sides": str(int(exp.randomize_sides)),
                 "created_at": now_utc(),
                 "schema_version": SCHEMA_VERSION,
+                **({} if self.seed is None else {"assignment_seed": str(self.seed)}),
             }
             c.executemany("INSERT INTO meta(key, value) VALUES (?, ?)", sorted(meta.items()))
             cols = ["group_id" if k == "group" else k for k in DESIGN_COLUMNS]
@@ -178,11 +187,12 @@ class Store:
                     n = c.execute("SELECT COUNT(*) FROM assignments WHERE participant_id = ?", (row[0],)).fetchone()[0]
                     return token, Participant(int(row[0]), int(row[1])), int(n), True
             counts = dict(c.execute("SELECT group_id, COUNT(*) FROM participants GROUP BY group_id").fetchall())
+            rng = self._rng if self.seed is None else random.Random(f"{self.seed}:{sum(counts.values())}")
             fewest = min(counts.get(g, 0) for g in exp.groups)
             if max_per_group is not None and fewest >= max_per_group:
                 raise TrialError(403, f"the experiment is full: each of its {len(exp.groups)} group(s) has "
                                       f"{max_per_group} participants")
-            group = self._rng.choice([g for g in exp.groups if counts.get(g, 0) == fewest])
+            group = rng.choice([g for g in exp.groups if counts.get(g, 0) == fewest])
             cur = c.execute(
                 "INSERT INTO participants(token_sha256, group_id, external_id, created_at) VALUES (?, ?, ?, ?)",
                 (token_digest(token), group, external_id, now_utc()),
@@ -190,9 +200,9 @@ class Store:
             pid = int(cur.lastrowid)
             trials = [int(t) for t in exp.design.loc[exp.design["group"] == group, "trial"]]
             if exp.randomize_order:
-                self._rng.shuffle(trials)
+                rng.shuffle(trials)
             rows = [
-                (pid, pos, t, int(self._rng.random() < 0.5) if exp.randomize_sides else 0)
+                (pid, pos, t, int(rng.random() < 0.5) if exp.randomize_sides else 0)
                 for pos, t in enumerate(trials, start=1)
             ]
             c.executemany(

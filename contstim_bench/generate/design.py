@@ -266,11 +266,20 @@ def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path
 def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike | None = None,
                       triplets: str | os.PathLike | None = None, pool: str | None = None, groups: int = 10,
                       random_pairs: int = 9, catch_trials: int = 12, seed: int = 0,
-                      experiment: str = "generated", datasets_dir: str | os.PathLike | None = None
-                      ) -> tuple[pd.DataFrame, Path]:
+                      experiment: str = "generated", datasets_dir: str | os.PathLike | None = None,
+                      score_models: bool = True, device=None, dtype=None, batch_size: int | None = None,
+                      use_cache: bool = True, log=None) -> tuple[pd.DataFrame, Path]:
     """Build the trial lists from the outputs of ``generate natural`` (``natural``) and/or
     ``generate select`` (``triplets``) and random/catch sentences of ``pool`` (default: the
-    contstim synthesis pool), and write them as ``output``/design; returns (design, folder)."""
+    held-out ``start`` part of the contstim synthesis pool), and write them as ``output``/design;
+    returns (design, folder).
+
+    With ``score_models`` (default), also write ``output``/models: the targeted models with their
+    specs and their log-probabilities of every sentence of the design
+    (:mod:`.design_models`), the reference panel of the benchmark round the design becomes.
+    """
+    from .design_models import (collect_specs, design_model_names, design_sentences, score_sentences,
+                                write_models_dataset)
     from .inputs import load_pool
     from .synthetic import read_triplets
 
@@ -285,4 +294,10 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
         "natural": None if natural is None else str(natural),
         "triplets": None if triplets is None else str(triplets), "pool": pool_desc, "groups": groups,
         "random_pairs": random_pairs, "catch_trials": catch_trials, "seed": seed})
+    if score_models:
+        found = collect_specs(natural, triplet_rows, triplets)
+        specs = {name: found.get(name, {"spec": None, "role": None}) for name in design_model_names(design)}
+        logprobs = score_sentences(design_sentences(design), specs, datasets_dir=datasets_dir, device=device,
+                                   dtype=dtype, batch_size=batch_size, use_cache=use_cache, log=log)
+        write_models_dataset(specs, logprobs, Path(output))
     return design, folder

@@ -126,22 +126,36 @@ class StartSentence:
     sentence: str
 
 
+DEFAULT_POOL = "contstim:start"
+"""The default natural-sentence pool of generation: the ``start`` part of the synthesis pool,
+held out from the default training corpus of ``contstim train`` (:mod:`contstim_bench.data.pool_split`)."""
+
+
 def load_pool(spec: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None
               ) -> tuple[list[str], str]:
     """The natural-sentence pool and a description of where it came from.
 
-    ``None`` or ``"contstim"``: the ``natural_pool`` split ``synthesis`` of the built dataset
-    (6,113 lines); ``"contstim:<split>"`` another split; otherwise a UTF-8 text file with one
-    sentence per line.  ValueError names a blank line.
+    ``None``: :data:`DEFAULT_POOL`.  ``"contstim"``: the whole ``natural_pool`` split
+    ``synthesis`` of the built dataset (6,113 lines); ``"contstim:start"`` / ``"contstim:train"``:
+    its two held-apart parts (:mod:`contstim_bench.data.pool_split`; 1,206 and 4,907 lines, in
+    pool order); ``"contstim:<split>"`` another split of ``natural_pool``; otherwise a UTF-8 text
+    file with one sentence per line.  ValueError names a blank line.
     """
-    if spec is None or str(spec) == DATASET or str(spec).startswith(DATASET + ":"):
+    from contstim_bench.data.pool_split import PARTS, describe, split_part
+
+    spec = DEFAULT_POOL if spec is None else spec
+    if str(spec) == DATASET or str(spec).startswith(DATASET + ":"):
         from contstim_bench.data.load import dataset_dir
 
-        split = "synthesis" if spec is None or str(spec) == DATASET else str(spec).split(":", 1)[1]
-        path = dataset_dir(DATASET, datasets_dir) / "natural_pool" / f"{split}.parquet"
+        split = "synthesis" if str(spec) == DATASET else str(spec).split(":", 1)[1]
+        part = split if split in PARTS else None
+        path = dataset_dir(DATASET, datasets_dir) / "natural_pool" / f"{'synthesis' if part else split}.parquet"
         if not path.is_file():
             raise FileNotFoundError(f"the {DATASET} dataset has no natural_pool split {split!r} ({path})")
-        return pd.read_parquet(path, columns=["sentence"])["sentence"].tolist(), f"{DATASET}:natural_pool/{split}"
+        lines = pd.read_parquet(path, columns=["sentence"])["sentence"].tolist()
+        if part:
+            return split_part(lines, part), f"{DATASET}:natural_pool/synthesis, {describe(part)}"
+        return lines, f"{DATASET}:natural_pool/{split}"
     path = Path(spec).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"natural-sentence pool not found: {path} (a text file, one sentence per line)")

@@ -1,14 +1,25 @@
 """A natural-pair selection run (``contstim generate natural``): score a natural-sentence pool
 with every model, select controversial pairs by integer programming (Eq. 5-6,
-:func:`contstim_bench.generate.natural_ilp.select_natural_pairs`) and write ``OUTPUT/natural``
-(:func:`contstim_bench.generate.select_output.write_natural`), and each model's pool scores as
-``OUTPUT/pool_arrays/<model>.npy``: one float64 per line of ``OUTPUT/pool_arrays/pool.txt`` (the
-pool's lines), the upstream precomputed-pool layout, so that
-``precomputed:OUTPUT/pool_arrays/<model>.npy?sentences=OUTPUT/pool_arrays/pool.txt`` is a model.
+:func:`contstim_bench.generate.natural_ilp.select_natural_pairs`) for every pair of
+``--models`` or each candidate against each reference (:mod:`.pairing`), and write
+``OUTPUT/natural`` (:func:`contstim_bench.generate.select_output.write_natural`).
 
+Models that only look up stored values (``precomputed:NAME``, a
+:class:`~contstim_bench.scoring.protocols.SentenceLookup`) score the pool sentences they have a
+value for: the contstim stimuli, the selection pool when it was built into the dataset, or every
+line of a ``--pool FILE`` that is the upstream 231,725-sentence selection pool (its ``.npy``
+arrays, :func:`contstim_bench.scoring.precomputed.pool_file_log_probs`).  A pool sentence without
+a value is an error listing it, unless ``restrict_to_scorable`` keeps only the sentences every
+model can score (checked before any network model runs).
+
+Each model's pool scores are written as ``OUTPUT/pool_arrays/<model>.npy``: one float64 per line
+of ``OUTPUT/pool_arrays/pool.txt`` (the pool's lines that were kept), the upstream
+precomputed-pool layout, so that
+``precomputed:OUTPUT/pool_arrays/<model>.npy?sentences=OUTPUT/pool_arrays/pool.txt`` is a model.
 Under ``accelerate launch --num_processes N -m contstim_bench generate natural ...`` the pool's
 sentences are scored data-parallel (:mod:`contstim_bench.scoring.parallel`, resumable from the
-score cache) and process 0 solves the selection and writes the outputs."""
+score cache) and process 0 solves the selection and writes the outputs.
+"""
 from __future__ import annotations
 
 import os
@@ -20,43 +31,119 @@ from pathlib import Path
 import numpy as np
 
 from .natural_ilp import NaturalPairSelection, select_natural_pairs
-from .runner import ModelEntry, parse_models
+from .runner import ModelEntry
+
+MODELS_FILE = "models.json"
+"""Written beside ``OUTPUT/natural``: the run's models (name, spec, role) and contrasted pairs."""
 
 
 @dataclass(frozen=True)
 class NaturalRun:
-    """What :func:`select_natural` wrote: the dataset ``folder``, the ILP ``selection`` and the
-    de-duplicated pool ``sentences`` with their ``log_probs`` (n_sentences x n_models, nats)."""
+    """What :func:`select_natural` wrote: the dataset ``folder``, the ILP ``selection``, the
+    de-duplicated pool ``sentences`` that were scored (all of them, or those every model can
+    score) with their ``log_probs`` (n_sentences x n_models, nats), and ``n_pool`` (distinct
+    sentences of the pool before any restriction)."""
 
     folder: Path
     selection: NaturalPairSelection
     models: list[ModelEntry]
     sentences: list[str]
     log_probs: np.ndarray
+    n_pool: int = 0
+
+
+def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence[ModelEntry], context,
+                   log) -> dict[int, dict[str, float] | object]:
+    """For every lookup model (index -> values): the ``.npy`` values of a pool file that is the
+    upstream selection pool, or the loaded :class:`SentenceLookup` scorer."""
+    from ..scoring.precomputed import pool_file_log_probs
+    from ..scoring.protocols import SentenceLookup
+    from ..scoring.registry import load_scorer
+    from ..scoring.spec import ModelSpec
+
+    out: dict[int, dict[str, float] | object] = {}
+    for k, m in enumerate(models):
+        ms = ModelSpec.parse(m.spec)
+        if ms.family_info.scores_any_sentence:
+            continue
+        arrays = pool_file_log_probs(ms.target, pool_file) if pool_file is not None and not ms.options else None
+        if arrays is not None:
+            values: dict[str, float] = {}
+            for line, value in zip(lines, arrays):
+                values.setdefault(line, float(value))
+            out[k] = values
+            log(f"{m.name}: {len(values)} values from the upstream arrays aligned with {pool_file}")
+            continue
+        scorer = load_scorer(m.spec, context)
+        if not isinstance(scorer, SentenceLookup):  # pragma: no cover - every lookup family implements it
+            raise TypeError(f"{m.spec} cannot score new sentences but is no SentenceLookup")
+        out[k] = scorer
+    return out
+
+
+def _coverage(lookup, sentences: Sequence[str]) -> np.ndarray:
+    if isinstance(lookup, dict):
+        return np.array([s in lookup for s in sentences], dtype=bool)
+    return np.asarray(lookup.can_score(list(sentences)), dtype=bool)
 
 
 def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device=None, dtype=None,
                batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-               datasets_dir: str | os.PathLike | None = None,
+               datasets_dir: str | os.PathLike | None = None, restrict_to_scorable: bool = False,
+               pool_lines: Sequence[str] | None = None, pool_file: str | None = None,
                log: Callable[[str], None] | None = None,
-               max_tokens_per_batch: int | None = None) -> np.ndarray:
-    """Natural-log probabilities of ``sentences`` under each model: float64 array
-    (n_sentences, n_models), column k for ``models[k]`` (loaded one at a time)."""
+               max_tokens_per_batch: int | None = None) -> tuple[list[str], np.ndarray]:
+    """(kept sentences, natural-log probabilities: float64 array (n_kept, n_models), column k
+    for ``models[k]``).  Network models are loaded one at a time and, under ``accelerate
+    launch``, score the pool data-parallel.
+
+    Lookup models (``precomputed:``) are checked first: a sentence one of them has no value for
+    is dropped when ``restrict_to_scorable`` and an error listing the sentences otherwise.
+    ``pool_lines``/``pool_file``: the pool's lines and file, for the upstream arrays aligned with
+    the selection pool's lines.
+    """
     from ..scoring.base import ScoreCache
     from ..scoring.parallel import data_parallel
-    from ..scoring.registry import load_scorer
+    from ..scoring.precomputed import missing_error
+    from ..scoring.registry import ScoringContext, load_scorer
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     cache = ScoreCache() if use_cache else False
-    columns = []
-    for m in models:
-        scorer = load_scorer(m.spec, device=device, dtype=dtype, datasets_dir=datasets_dir,
-                             batch_size=batch_size, cache=cache, progress=progress,
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
                              max_tokens_per_batch=max_tokens_per_batch)
-        with data_parallel():  # under accelerate launch: the pool split across the processes
-            columns.append(np.asarray(scorer.score(list(sentences)), dtype=np.float64))
-        log(f"scored {len(sentences)} pool sentences with {m.name}")
-    return np.stack(columns, axis=1)
+    sentences = list(sentences)
+    lookups = _lookup_tables(pool_lines or sentences, pool_file, models, context, log)
+    keep = np.ones(len(sentences), dtype=bool)
+    for k, lookup in lookups.items():
+        covered = _coverage(lookup, sentences)
+        if not covered.all() and not restrict_to_scorable:
+            missing = [s for s, ok in zip(sentences, covered) if not ok]
+            raise missing_error(_reference_name(models[k]), missing, len(sentences))
+        keep &= covered
+    if restrict_to_scorable and lookups:
+        log(f"restricted the pool to the {int(keep.sum())} of {len(sentences)} sentences every model can score")
+        if not keep.any():
+            raise ValueError("no pool sentence can be scored by every model: "
+                             + ", ".join(models[k].spec for k in lookups) + " have no value for any of them")
+    kept = [s for s, ok in zip(sentences, keep) if ok]
+    columns = []
+    for k, m in enumerate(models):
+        if isinstance(lookups.get(k), dict):
+            values = np.array([lookups[k][s] for s in kept], dtype=np.float64)
+        else:
+            scorer = lookups.get(k) or load_scorer(m.spec, context, device=device, dtype=dtype)
+            with data_parallel():  # under accelerate launch: the pool split across the processes
+                values = np.asarray(scorer.score(kept), dtype=np.float64)
+        columns.append(values)
+        log(f"scored {len(kept)} pool sentences with {m.name}")
+    return kept, np.stack(columns, axis=1)
+
+
+def _reference_name(entry: ModelEntry) -> str:
+    """The ``NAME`` of a ``precomputed:NAME`` entry (errors name the reference model)."""
+    from ..scoring.spec import ModelSpec
+
+    return ModelSpec.parse(entry.spec).target
 
 
 POOL_ARRAYS = "pool_arrays"
@@ -78,39 +165,62 @@ def write_pool_arrays(folder: Path, lines: Sequence[str], sentences: Sequence[st
     return folder
 
 
-def select_natural(models: str | Sequence[str], output: str | os.PathLike, *, pool: str | None = None,
+def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike, *, pool: str | None = None,
                    per_pair: int = 10, solver: str = "cbc", device=None, dtype=None,
                    batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-                   datasets_dir: str | os.PathLike | None = None,
+                   datasets_dir: str | os.PathLike | None = None, candidates: str | Sequence[str] | None = None,
+                   references: str | Sequence[str] | None = None, restrict_to_scorable: bool = False,
                    log: Callable[[str], None] | None = None,
                    max_tokens_per_batch: int | None = None) -> NaturalRun | None:
     """Select ``per_pair`` controversial natural-sentence pairs per model pair from ``pool``
-    (default: the contstim synthesis pool; a repeated line is one sentence) and write them with
-    the pool's scores to ``output``/natural.
+    (default: the held-out ``start`` part of the contstim synthesis pool; a repeated line is one
+    sentence) and write them with the pool's scores to ``output``/natural, and the models with
+    their roles to ``output``/models.json.
 
-    ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (:func:`.runner.parse_models`).  ``log``
-    receives a line per scored model (default: stderr).  ValueError for bad models or
-    ``per_pair``, and from the selection (e.g. too few eligible sentences).  Returns None in a
-    process other than 0 of a data-parallel launch.
+    ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (every pair), or ``candidates`` and
+    ``references`` (each candidate against each reference; :func:`.pairing.pairing`).
+    ``restrict_to_scorable``: keep only pool sentences every model can score (see
+    :func:`score_pool`).  ``log`` receives a line per scored model (default: stderr).
+    ValueError for bad models or ``per_pair``, and from the selection (e.g. too few eligible
+    sentences).  Returns None in a process other than 0 of a data-parallel launch.
     """
     from ..scoring.parallel import is_main_process
     from .inputs import load_pool
+    from .pairing import pairing
+    from .runner import write_json_atomic
     from .select_output import write_natural
 
-    entries = parse_models(models)
+    chosen = pairing(models, candidates=candidates, references=references)
+    entries = chosen.models
     if per_pair < 1:
         raise ValueError(f"--per-pair must be a positive integer, got {per_pair}")
     lines, pool_desc = load_pool(pool, datasets_dir)
     sentences = list(dict.fromkeys(lines))
+    pool_file = str(Path(pool).expanduser()) if pool is not None and Path(pool).expanduser().is_file() else None
     main = is_main_process()
-    log_probs = score_pool(sentences, entries, device=device, dtype=dtype, batch_size=batch_size,
-                           use_cache=use_cache, progress=progress and main, datasets_dir=datasets_dir,
-                           log=log if main else (lambda msg: None), max_tokens_per_batch=max_tokens_per_batch)
+    kept, log_probs = score_pool(sentences, entries, device=device, dtype=dtype, batch_size=batch_size,
+                                 use_cache=use_cache, progress=progress and main, datasets_dir=datasets_dir,
+                                 restrict_to_scorable=restrict_to_scorable, pool_lines=lines, pool_file=pool_file,
+                                 log=log if main else (lambda msg: None), max_tokens_per_batch=max_tokens_per_batch)
     if not main:
         return None
-    write_pool_arrays(Path(output) / POOL_ARRAYS, lines, sentences, log_probs, entries)
-    selection = select_natural_pairs(log_probs, [m.name for m in entries], sentences, per_pair, solver=solver)
-    folder = write_natural(selection.pairs, sentences, log_probs, entries, Path(output), pool_desc,
+    kept_set = set(kept)
+    write_pool_arrays(Path(output) / POOL_ARRAYS, [ln for ln in lines if ln in kept_set], kept, log_probs, entries)
+    selection = select_natural_pairs(log_probs, [m.name for m in entries], kept, per_pair, solver=solver,
+                                     model_pairs=chosen.name_pairs())
+    if len(kept) < len(sentences):
+        pool_desc += f" (restricted to the {len(kept)} of {len(sentences)} distinct sentences every model can score)"
+    folder = write_natural(selection.pairs, kept, log_probs, entries, Path(output), pool_desc,
                            {"solver": solver, "status": selection.report.status,
                             "objective": selection.objective, "per_pair": per_pair})
-    return NaturalRun(folder, selection, entries, sentences, log_probs)
+    write_json_atomic(Path(output) / MODELS_FILE, models_record(chosen))
+    return NaturalRun(folder, selection, entries, kept, log_probs, len(sentences))
+
+
+def models_record(chosen) -> dict:
+    """``{"models": [{name, spec, role}], "pairs": [[m1, m2], ...]}`` of a :class:`.pairing.Pairing`
+    (role ``null`` for ``--models``)."""
+    return {
+        "models": [{"name": m.name, "spec": m.spec, "role": chosen.roles.get(m.name)} for m in chosen.models],
+        "pairs": [list(p) for p in chosen.name_pairs()],
+    }

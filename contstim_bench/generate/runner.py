@@ -66,27 +66,29 @@ class ModelEntry:
     spec: str
 
 
-def parse_models(text: str | Sequence[str]) -> list[ModelEntry]:
+def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--models") -> list[ModelEntry]:
     """``SPEC,SPEC,...`` or ``NAME=SPEC,...`` -> model entries (name defaults to the spec).
 
-    ValueError for fewer than two models, an empty entry or a repeated name.
+    ValueError for fewer than ``minimum`` models, an empty entry or a repeated name (``flag``
+    names the option in the messages).
     """
     items = [x.strip() for x in (text.split(",") if isinstance(text, str) else text)]
     out: list[ModelEntry] = []
     for i, item in enumerate(items):
         if not item:
-            raise ValueError(f"--models entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
+            raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
         name, sep, spec = item.partition("=")
         if sep and ":" not in name and name.strip() and spec.strip():
             out.append(ModelEntry(name.strip(), spec.strip()))
         else:
             out.append(ModelEntry(item, item))
-    if len(out) < 2:
-        raise ValueError(f"need at least two models to synthesise controversial pairs, got {len(out)}")
+    if len(out) < minimum:
+        want = "two models" if minimum == 2 else f"{minimum} model(s) in {flag}"
+        raise ValueError(f"need at least {want} to synthesise controversial pairs, got {len(out)}")
     names = [m.name for m in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"model name(s) {dup} given twice in --models")
+        raise ValueError(f"model name(s) {dup} given twice in {flag}")
     return out
 
 
@@ -109,9 +111,12 @@ def job_seed(global_seed: int, m1: ModelEntry, m2: ModelEntry, start: StartSente
     return int.from_bytes(hashlib.sha256(text.encode("utf-8")).digest()[:8], "big") >> 1
 
 
-def make_jobs(n_models: int, starts: Sequence[StartSentence]) -> list[Job]:
-    """All jobs in job order: model pairs (i < j, in ``--models`` order), then start sentences."""
-    return [Job(i, j, s) for i, j in itertools.combinations(range(n_models), 2) for s in starts]
+def make_jobs(n_models: int, starts: Sequence[StartSentence],
+              pairs: Sequence[tuple[int, int]] | None = None) -> list[Job]:
+    """All jobs in job order: model pairs (``pairs``, default every pair i < j in ``--models``
+    order; see :mod:`.pairing`), then start sentences."""
+    pairs = itertools.combinations(range(n_models), 2) if pairs is None else pairs
+    return [Job(i, j, s) for i, j in pairs for s in starts]
 
 
 def shard(n_jobs: int, n_processes: int, index: int) -> range:
@@ -153,24 +158,32 @@ class RunPlan:
     settings: SearchSettings
     record: dict
     datasets_dir: str | os.PathLike | None = None  # built datasets (precomputed: models); not in the record
+    pairs: list[tuple[int, int]] | None = None  # contrasted model pairs (None: every pair); see .pairing
 
     @property
     def jobs(self) -> list[Job]:
-        return make_jobs(len(self.models), self.starts)
+        return make_jobs(len(self.models), self.starts, self.pairs)
 
 
-def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sentences: int, *,
+def plan_run(output: str | os.PathLike, models: str | Sequence[str] | None, start_sentences: int, *,
              pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
              settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
-             datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None) -> RunPlan:
-    """Resolve the run's inputs (models, start sentences, vocabulary) and its ``run.json`` record.
+             datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None,
+             candidates: str | Sequence[str] | None = None,
+             references: str | Sequence[str] | None = None) -> RunPlan:
+    """Resolve the run's inputs (models and the pairs they form, start sentences, vocabulary)
+    and its ``run.json`` record.  ``models``: every pair; or ``candidates`` x ``references``
+    (:func:`.pairing.pairing`).  ValueError for a model that cannot score new sentences.
     ``vocabulary_size``: only the N most frequent words of each vocabulary list, the function
     words kept (:func:`contstim_bench.generate.inputs.load_vocabulary`)."""
     from .natural_ilp import load_function_words
+    from .pairing import check_can_synthesize, pairing
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"--seed must be a non-negative integer, got {seed!r}")
-    entries = parse_models(models)
+    chosen = pairing(models, candidates=candidates, references=references)
+    entries = chosen.models
+    check_can_synthesize(entries)
     settings = settings or SearchSettings()
     sentences, pool_desc = load_pool(pool, datasets_dir)
     starts = choose_start_sentences(sentences, start_sentences, int(seed))
@@ -191,8 +204,10 @@ def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sente
         "settings": settings.to_dict(),
         "device": device,
         "dtype": dtype,
+        **chosen.record(),
     }
-    return RunPlan(Path(output), entries, starts, vocab, fw, int(seed), settings, record, datasets_dir)
+    return RunPlan(Path(output), entries, starts, vocab, fw, int(seed), settings, record, datasets_dir,
+                   chosen.pairs if chosen.explicit else None)
 
 
 def check_or_write_run_record(plan: RunPlan) -> bool:
@@ -405,36 +420,73 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
 
 
 @dataclass(frozen=True)
+class PairSummary:
+    """One model pair of a synthesis run: its ``triplets``, how many satisfy the Eq. 2 constraint
+    (each synthetic sentence at least as probable as N under the model meant to accept it), and
+    how many searches found no replacement at all, leaving S1 = N (search accepted by m1) or
+    S2 = N (accepted by m2): a model that must accept its sentence and never moves is one that
+    has seen N in training, or one whose sweep found nothing better."""
+
+    m1: str
+    m2: str
+    triplets: int
+    constraint_holds: int
+    s1_equals_n: int
+    s2_equals_n: int
+
+    def line(self) -> str:
+        """One line of the run summary."""
+        def share(k: int) -> str:
+            return f"{k} ({100 * k / self.triplets:.0f}%)" if self.triplets else "0"
+        return (f"{self.m1} vs {self.m2}: {self.triplets} triplets; S1 = N in {share(self.s1_equals_n)}, "
+                f"S2 = N in {share(self.s2_equals_n)}; constraint holds in {self.constraint_holds}")
+
+
+def pair_summaries(frame) -> list[PairSummary]:
+    """:class:`PairSummary` of every model pair of a triplet table, in table order."""
+    out = []
+    for (m1, m2), rows in frame.groupby(["m1", "m2"], sort=False):
+        ok = (rows["lp_S1_given_m1"] >= rows["lp_N_given_m1"]) & (rows["lp_S2_given_m2"] >= rows["lp_N_given_m2"])
+        out.append(PairSummary(str(m1), str(m2), len(rows), int(ok.sum()), int((rows["S1"] == rows["N"]).sum()),
+                               int((rows["S2"] == rows["N"]).sum())))
+    return out
+
+
+@dataclass(frozen=True)
 class SyntheticRun:
     """What :func:`synthesize` wrote: the triplet dataset ``folder``, its number of ``triplets``,
     how many satisfy the Eq. 2 constraint (each synthetic sentence at least as probable as N under
-    the model meant to accept it) and their mean Eq. 4 controversiality (nats)."""
+    the model meant to accept it), their mean Eq. 4 controversiality (nats) and a
+    :class:`PairSummary` per model pair (``pairs``)."""
 
     folder: Path
     triplets: int
     constraint_holds: int
     mean_controversiality: float
+    pairs: tuple[PairSummary, ...] = ()
 
 
-def synthesize(output: str | os.PathLike, models: str | Sequence[str], start_sentences: int, *,
+def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, start_sentences: int, *,
                pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
                settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
                batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-               datasets_dir: str | os.PathLike | None = None,
-               vocabulary_size: int | None = None) -> SyntheticRun | None:
+               datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None,
+               candidates: str | Sequence[str] | None = None,
+               references: str | Sequence[str] | None = None) -> SyntheticRun | None:
     """Plan (:func:`plan_run`) and run or resume (:func:`run`) a synthetic-triplet search into
     ``output``; process 0 returns a summary of the written dataset, other processes None."""
     from .synthetic import read_triplets
 
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
                     settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir,
-                    vocabulary_size=vocabulary_size)
+                    vocabulary_size=vocabulary_size, candidates=candidates, references=references)
     folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress)
     if folder is None:
         return None
     frame = read_triplets(folder)
     ok = (frame["lp_S1_given_m1"] >= frame["lp_N_given_m1"]) & (frame["lp_S2_given_m2"] >= frame["lp_N_given_m2"])
-    return SyntheticRun(folder, len(frame), int(ok.sum()), float(frame["controversiality"].mean()))
+    return SyntheticRun(folder, len(frame), int(ok.sum()), float(frame["controversiality"].mean()),
+                        tuple(pair_summaries(frame)))
 
 
 def assemble(plan: RunPlan) -> Path:

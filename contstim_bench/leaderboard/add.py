@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .. import names
 from .identity import describe_identity, display_name, identity
-from .validate import ValidationError, existing_keys, validate_files
+from .validate import ValidationError, entry_keys, existing_keys, validate_files
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,8 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
     result = checked.result
     key = identity(result)
     taken = existing_keys(folder, skip=[source])
-    earlier = Path(taken[key]) if key in taken else None
+    held = [taken[k] for k in entry_keys(result) if k in taken]  # one file per model and benchmark
+    earlier = Path(held[0]) if held else None
     if earlier is not None and not replace:
         raise ValueError(f"{folder} already has this model in {earlier} ({describe_identity(result)}); "
                          f"replace it with `contstim leaderboard add {source} --results {folder} --replace`")

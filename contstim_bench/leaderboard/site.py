@@ -4,11 +4,13 @@ Layout of ``SITE`` (every page is plain HTML; ``app.js`` adds sorting, the panel
 the downloads; the data is inlined as ``data.js``, so nothing is fetched and the site works from
 ``file://`` as from any static host; no CDN, no external font or script)::
 
-    index.html              ranking table per experiment and condition (sortable columns): the
-                            verified models, then the unverified ones in their own labelled
+    index.html              overview (one column group per experiment and round of the benchmark),
+                            then a ranking table per experiment or round and condition (sortable):
+                            the verified models, then the unverified ones in their own labelled
                             table (:mod:`.policy`: never ranked together)
     matrix.html             pairwise significance matrix per panel and measure (within each group)
-    models/<slug>.html      one page per model: metadata, scores, comparisons, plots
+    models/<slug>.html      one page per model (all its result files: the paper's experiments and
+                            each round): metadata, scores, head-to-heads, comparisons, plots
     models/<slug>/*.png     its figures (:func:`contstim_bench.report.plots.plot_result`, PNG and SVG)
     data.js                 window.CONTSTIM_LEADERBOARD = {columns, rows, matrices}
     export/leaderboard.json, export/leaderboard.csv, results/<file>.json
@@ -32,7 +34,7 @@ from .. import names
 from .._version import __version__
 from .identity import display_name, identity
 from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, VERIFIED_TITLE, grouped_matrices, grouped_rows, load_entries
-from .table import COLUMNS, SHOWN_DIGITS, panels, rows_to_csv
+from .table import COLUMNS, SHOWN_DIGITS, overview_rows, panels, rows_to_csv
 from .validate import RESCORE_TOLERANCE, ValidationError, load_file, validate_files
 
 STATIC = Path(__file__).with_name("static")
@@ -230,6 +232,41 @@ def _ranking_table(rows: list[dict], pages: dict[str, str], kind: str = "verifie
     )
 
 
+def _overview_table(rows: list[dict], pages: dict[str, str]) -> str:
+    """One row per model, one column group per experiment and round (condition ``all``)."""
+    groups, models = overview_rows(rows)
+    top = "".join(f'<th colspan="4" scope="colgroup" class="group">{E(_experiment_label(g))}</th>' for g in groups)
+    sub = "".join('<th scope="col">Accuracy</th><th scope="col">Normalised</th><th scope="col">SRCS</th>'
+                  '<th scope="col">Trials</th>' for _ in groups)
+    body = []
+    for m in models:
+        page = pages[m["identity"]]
+        tag = "" if m.get("verified", True) else ' <span class="unverified">(unverified)</span>'
+        cells = [f'<th scope="row" class="text"><a href="models/{E(page)}.html">{E(m["model"])}</a>{tag}</th>']
+        for g in groups:
+            v = m["groups"].get(g)
+            if v is None:
+                cells.append('<td colspan="4" class="absent">not evaluated</td>')
+                continue
+            cells += [_td(v["accuracy"], _num(v["accuracy"])), _td(v["accuracy_normalised"], _num(v["accuracy_normalised"])),
+                      _td(v["srcs"], _num(v["srcs"])), _td(v["n_trials"])]
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return (
+        '<section id="overview"><h2>Every model on every experiment and round</h2>\n'
+        '<p class="note">All trials of each experiment of Golan et al. (2023) and of each later round of the benchmark '
+        "(fresh controversial pairs judged by people, added with <code>contstim experiment ingest</code>). "
+        "Normalised = accuracy / lower noise ceiling.</p>\n"
+        f'<div class="table-wrap"><table class="overview"><thead><tr><th></th>{top}</tr><tr><th scope="col" class="text">'
+        f'Model</th>{sub}</tr></thead>\n<tbody>\n' + "\n".join(body) + "\n</tbody></table></div></section>"
+    )
+
+
+def _experiment_label(exp: str) -> str:
+    from ..schema import EXPERIMENTS
+
+    return f"{exp} (Golan et al. 2023)" if exp in EXPERIMENTS else f"round contstim.{exp}"
+
+
 def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
     """The ranking page: per panel, the verified models' table, then the unverified models' own
     labelled table (rows carry ``verified``; rows without it count as verified)."""
@@ -257,6 +294,7 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
             )
         sections.append("\n".join(parts) + "</section>")
     body = (
+        _overview_table(rows, pages) + "\n"
         '<div class="controls"><label for="panel-select">Experiment / condition:</label>'
         f'<select id="panel-select">{"".join(options)}<option value="*">all panels</option></select></div>\n'
         f'<p class="note">Click a column header to sort. Ranks by accuracy; models equal to {SHOWN_DIGITS} decimals '
@@ -406,17 +444,26 @@ def _comparisons_table(cond: str, e: dict) -> str:
 
 
 def model_page(result: dict, file_name: str, plots: list[str], verification: str | None = None,
-               verified: bool = True) -> str:
-    """A model's page; ``verification`` (when given) is shown at the top, as a warning when the
-    result is unverified."""
+               verified: bool = True, more: list[tuple[dict, str, list[str], str | None, bool]] = ()) -> str:
+    """A model's page: ``result`` (from ``file_name``, with its ``plots``) and the model's other
+    result files ``more`` (other benchmarks: each round has its own file), each with its
+    ``verification`` (when given, shown above it, as a warning when the file is unverified)."""
     name = display_name(result)
     parts = [f"<h2>{E(name)}</h2>"]
+    for r, f, pl, note, ok in [(result, file_name, plots, verification, verified), *more]:
+        parts += _result_sections(r, f, pl, note, ok)
+    return _page(f"{name}: {TITLE}", "\n".join(parts), root="../")
+
+
+def _result_sections(result: dict, file_name: str, plots: list[str], verification: str | None = None,
+                     verified: bool = True) -> list[str]:
+    parts = []
     if verification is not None:
         cls = "verified" if verified else "unverified"
         parts.append(f'<p class="status {cls}">{E(verification[:1].upper() + verification[1:])}</p>')
     parts.append(_meta(result, file_name))
     for exp, conds in result["experiments"].items():
-        parts.append(f"<h2>Experiment {E(exp)}</h2>")
+        parts.append(f"<h2>{E(_experiment_label(exp))}</h2>")
         parts.append(_scores_table(conds))
         parts += [_head_to_head_table(cond, e) + _comparisons_table(cond, e) for cond, e in conds.items()]
     if plots:
@@ -426,7 +473,7 @@ def model_page(result: dict, file_name: str, plots: list[str], verification: str
         if others:
             parts.append("<p>" + " ".join(f'<a href="{E(p)}">{E(Path(p).name)}</a>' for p in others) + "</p>")
         parts.append("</div>")
-    return _page(f"{name}: {TITLE}", "\n".join(parts), root="../")
+    return parts
 
 
 # --------------------------------------------------------------------------- plots
@@ -502,9 +549,13 @@ def build_site(
     matrices = grouped_matrices(entries)
 
     pages: dict[str, str] = {}  # model identity -> page name
+    files: dict[str, list[tuple[Path, dict]]] = {}  # one model, one page: all its result files
     used: set[str] = set()
-    for _, r in loaded:
+    for path, r in loaded:
         key = identity(r)
+        files.setdefault(key, []).append((path, r))
+        if key in pages:
+            continue
         s = slug(display_name(r))
         if s in used:
             s = f"{s}-{key[:8]}"
@@ -512,15 +563,18 @@ def build_site(
         pages[key] = s
 
     plot = plot or plot_function()
-    for path, r in loaded:
-        name = display_name(r)
-        page = pages[identity(r)]
-        shutil.copyfile(path, out / "results" / path.name)
-        log(f"leaderboard: plots for {name} ...")
-        plots = _make_plots(path, out / "models" / page, plot, datasets_dir)
-        c = status[str(path)]
-        (out / "models" / f"{page}.html").write_text(model_page(r, path.name, plots, c.verification, c.verified),
-                                                     encoding="utf-8")
+    for key, model_files in files.items():
+        page = pages[key]
+        sections = []
+        for path, r in model_files:
+            shutil.copyfile(path, out / "results" / path.name)
+            log(f"leaderboard: plots for {display_name(r)} ({path.name}) ...")
+            folder = page if len(model_files) == 1 else f"{page}/{slug(path.stem)}"
+            plots = [f"{page}/{p}" if len(model_files) > 1 else p
+                     for p in _make_plots(path, out / "models" / folder, plot, datasets_dir)]
+            c = status[str(path)]
+            sections.append((r, path.name, plots, c.verification, c.verified))
+        (out / "models" / f"{page}.html").write_text(model_page(*sections[0], more=sections[1:]), encoding="utf-8")
 
     data = {
         "generated_by": f"contstim-bench {__version__}",

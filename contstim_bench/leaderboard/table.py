@@ -220,6 +220,33 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
     }
 
 
+OVERVIEW_CONDITION = "all"
+OVERVIEW_MEASURES = ("accuracy", "accuracy_normalised", "srcs", "n_trials")
+
+
+def overview_rows(rows: Sequence[dict]) -> tuple[list[str], list[dict]]:
+    """(experiments and rounds, one row per model): for every experiment or round, a column group
+    with the model's accuracy, normalised accuracy, SRCS and trials on all of its trials
+    (condition ``all``; absent values where the model was not evaluated there).  Models are
+    ordered by their best normalised accuracy.  ``rows``: :func:`ranking_rows`."""
+    from ..schema import EXPERIMENTS
+
+    found = {r["experiment"] for r in rows}
+    groups = [e for e in EXPERIMENTS if e in found] + sorted(found - set(EXPERIMENTS))
+    models: dict[str, dict] = {}
+    for r in rows:
+        if r["condition"] != OVERVIEW_CONDITION:
+            continue
+        entry = models.setdefault(r["identity"], {"model": r["model"], "revision": r["revision"],
+                                                  "identity": r["identity"], "verified": r.get("verified", True),
+                                                  "groups": {}})
+        entry["groups"][r["experiment"]] = {m: r[m] for m in OVERVIEW_MEASURES}
+    out = sorted(models.values(), key=lambda m: (-max((g["accuracy_normalised"] for g in m["groups"].values()
+                                                        if not math.isnan(g["accuracy_normalised"])), default=0.0),
+                                                 m["model"]))
+    return groups, out
+
+
 def rows_to_csv(rows: Sequence[dict]) -> str:
     """The ranking rows as CSV text (columns of :data:`COLUMNS`; empty cell for ``None``; a text
     cell a spreadsheet would read as a formula, e.g. a model named ``=HYPERLINK(...)``, gets a

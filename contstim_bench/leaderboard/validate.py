@@ -10,11 +10,14 @@ checks, in order:
 2. the log-probabilities (natural log, one per sentence): every sentence of every evaluated
    experiment present, each a finite real number at most 0, and no sentence outside the benchmark;
 3. the benchmark: dataset name, dataset fingerprint known (:mod:`.known`), and the dataset on
-   this machine is the benchmark's (experiment fingerprints match the registry);
+   this machine is the benchmark's (experiment fingerprints match the registry); for a round of
+   the benchmark (``contstim.<round>``), the round is in the datasets folder and its fingerprint
+   is the result's;
 4. the names of the reference models (:data:`contstim_bench.schema.ALL_REFERENCE_MODELS`: gpt2,
    roberta, ...) are reserved: only a result of the spec ``precomputed:<that name>`` may use one,
    and it must carry that model's own log-probabilities (otherwise it would be scored on the trials
-   that target the reference model, or pass for the paper's model);
+   that target the reference model, or pass for the paper's model); a model named like a reference
+   model of a round must likewise carry that model's own log-probabilities;
 5. every score, recomputed with :func:`contstim_bench.benchmarks.contstim.recompute` (and
    ``recompute_panels`` for the ``panels`` section) from the submitted log-probabilities and the
    local dataset, matches the submitted one within ``TOLERANCE`` (absolute), with the same keys,
@@ -24,7 +27,9 @@ A step runs only when the earlier ones found nothing (a malformed file is not an
 
 :func:`validate_files` adds the duplicate check: no two results (among the files validated
 together and those already in a results folder) of the same model, by the identity of
-:mod:`.identity` (the weights' content fingerprint, the scorer settings and ``model.revision``).
+:mod:`.identity` (the weights' content fingerprint, the scorer settings and ``model.revision``),
+that cover the same experiment or round (one model has one file per benchmark: the paper's
+experiments and each round).
 
 **Verification** (:func:`verify`, run by :func:`validate_and_rescore` by default).  A file that
 passes every check above is *valid*; it is *verified* only when its ``model.spec`` (which pins
@@ -46,7 +51,7 @@ from pathlib import Path
 
 from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
 from ..results.schema import result_problems
-from ..schema import ALL_REFERENCE_MODELS
+from ..schema import ALL_REFERENCE_MODELS, EXPERIMENTS
 from . import known
 from .identity import identity
 
@@ -98,12 +103,36 @@ def _sample(items: Iterable[str], n: int = 3) -> str:
     return head + (f" and {len(items) - n} more" if len(items) > n else "")
 
 
+def check_round(result: dict, name: str, datasets_dir=None) -> list[str]:
+    """Problems with a round result's benchmark: the round must be in the datasets folder, intact,
+    and the result computed on it (same fingerprint and version)."""
+    from ..data.rounds import find_round, load_round
+
+    bench = result["benchmark"]
+    try:
+        data = load_round(find_round(name, datasets_dir))
+    except (FileNotFoundError, ValueError) as exc:
+        return [f"round {bench.get('identifier')} cannot be checked on this machine: {exc}"]
+    problems = []
+    if bench["dataset_fingerprint"] != data.meta["fingerprint"]:
+        problems.append(f"benchmark.dataset_fingerprint {bench['dataset_fingerprint']!r} is not the fingerprint of "
+                        f"round {data.identifier} in {data.folder} ({data.meta['fingerprint']})")
+    if bench.get("version") != data.meta["version"]:
+        problems.append(f"benchmark.version {bench.get('version')!r} is not the version of round {data.identifier} "
+                        f"in {data.folder} ({data.meta['version']!r})")
+    return problems
+
+
 def check_benchmark(result: dict, datasets_dir=None, dataset: str = "contstim") -> list[str]:
     """Problems with the declared benchmark (dataset, fingerprint) and the local dataset."""
+    from ..results.schema import round_of
+
     problems = []
     bench = result["benchmark"]
     if bench["dataset"] != dataset:
         return [f"benchmark.dataset is {bench['dataset']!r}, this leaderboard is for {dataset!r}"]
+    if round_of(result) is not None:
+        return check_round(result, round_of(result), datasets_dir)
     accepted = known.known_dataset_fingerprints(datasets_dir, dataset)
     if bench["dataset_fingerprint"] not in accepted:
         problems.append(
@@ -123,10 +152,17 @@ def check_benchmark(result: dict, datasets_dir=None, dataset: str = "contstim") 
 
 
 def benchmark_sentences(experiment: str, datasets_dir=None) -> list[str]:
-    """The distinct sentences of one experiment's trials (what a result must score)."""
+    """The distinct sentences of one experiment's (or round's) trials (what a result must score)."""
     from ..analysis.evaluation import unique_sentences
     from ..data.build_contstim import load_trials
 
+    if experiment not in EXPERIMENTS:
+        from ..data.rounds import find_round, load_round
+
+        try:
+            return unique_sentences(load_round(find_round(experiment, datasets_dir)).trials)
+        except ValueError as exc:
+            raise FileNotFoundError(str(exc)) from None
     return unique_sentences(load_trials(experiment, datasets_dir))
 
 
@@ -180,7 +216,8 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
     """A reference model's name is reserved: only a ``precomputed:<name>`` result may use it, and
     it must carry exactly that model's log-probabilities."""
     name = result["model"]["name"]
-    if name not in ALL_REFERENCE_MODELS:
+    rounds = [exp for exp in result["experiments"] if exp not in EXPERIMENTS]
+    if name not in ALL_REFERENCE_MODELS and not rounds:
         return []
     spec = result["model"]["spec"]
     if not is_reference_spec(spec, name):
@@ -190,7 +227,12 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
 
     problems = []
     for exp in result["experiments"]:
-        _, refs = load_experiment(exp, datasets_dir)
+        if exp in EXPERIMENTS:
+            _, refs = load_experiment(exp, datasets_dir)
+        else:
+            from ..data.rounds import find_round, load_round
+
+            refs = load_round(find_round(exp, datasets_dir)).reference_logprobs()
         if name not in refs:
             continue
         differ = [s for s, v in refs[name].items() if not (abs(result["logprobs"].get(s, math.nan) - v) <= TOLERANCE)]
@@ -257,11 +299,14 @@ def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     import hashlib
 
     from ..benchmarks import contstim as contstim_benchmark
+    from ..results.schema import round_of
 
-    local = known.local_build(datasets_dir)
+    # the data the scores depend on: a round's fingerprint (checked by check_round), or the
+    # paper's experiment fingerprints
+    local = result["benchmark"]["dataset_fingerprint"] if round_of(result) else known.local_build(datasets_dir)["experiments"]
     want_panels = "panels" in result
     key_data = [
-        result["model"]["name"], sorted(result["experiments"]), str(datasets_dir), local["experiments"],
+        result["model"]["name"], sorted(result["experiments"]), str(datasets_dir), local,
         want_panels, result["logprobs"],
     ]
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True, allow_nan=True).encode()).hexdigest()
@@ -311,9 +356,18 @@ def check_file(path: str | os.PathLike, datasets_dir=None) -> Checked:
     return check_result(result, str(path), datasets_dir)
 
 
-def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLike] = ()) -> dict[str, str]:
-    """Model identity (:func:`.identity.identity`) -> file for every parseable ``*.json`` in
-    ``results_dir`` (minus ``skip``)."""
+def entry_keys(result: dict) -> list[tuple[str, str]]:
+    """(model identity (:func:`.identity.identity`), experiment) for every experiment or round of
+    a result: what may appear once on a leaderboard."""
+    key = identity(result)
+    exps = result.get("experiments")
+    return [(key, str(exp)) for exp in (exps if isinstance(exps, dict) else {"": None})]
+
+
+def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLike] = ()
+                  ) -> dict[tuple[str, str], str]:
+    """(model identity, experiment) -> file for every parseable ``*.json`` in ``results_dir``
+    (minus ``skip``)."""
     folder = Path(results_dir)
     if not folder.is_dir():
         raise FileNotFoundError(f"results folder {folder} does not exist")
@@ -323,26 +377,31 @@ def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLi
         if path.resolve() in skipped:
             continue
         try:
-            out.setdefault(identity(load_file(path)), str(path))
+            for key in entry_keys(load_file(path)):
+                out.setdefault(key, str(path))
         except ValidationError:
             continue
     return out
 
 
 def check_duplicates(checked: list[Checked], results_dir: str | os.PathLike | None = None) -> None:
-    """Add a problem to every result whose model another file already has: the same identity
-    (:func:`.identity.identity`: weights' content fingerprint, scorer settings, revision; not the
-    name, nor the log-probabilities, which differ slightly with the batch size)."""
+    """Add a problem to every result whose model another file already has for the same experiment
+    or round: the same identity (:func:`.identity.identity`: weights' content fingerprint, scorer
+    settings, revision; not the name, nor the log-probabilities, which differ slightly with the
+    batch size)."""
     seen = existing_keys(results_dir, [c.source for c in checked]) if results_dir is not None else {}
     for c in checked:
         if c.result is None or not isinstance(c.result.get("model"), dict):
             continue
-        key = identity(c.result)
-        if key in seen:
-            name, rev = c.key
-            c.problems.append(f"duplicate: model {name!r} revision {rev!r} is already in {seen[key]}")
+        for key in entry_keys(c.result):
+            if key in seen:
+                name, rev = c.key
+                what = f" on round contstim.{key[1]}" if key[1] and key[1] not in EXPERIMENTS else ""
+                c.problems.append(f"duplicate: model {name!r} revision {rev!r}{what} is already in {seen[key]}")
+                break
         else:
-            seen[key] = c.source
+            for key in entry_keys(c.result):
+                seen[key] = c.source
 
 
 def validate_files(

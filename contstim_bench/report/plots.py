@@ -31,6 +31,7 @@ import numpy as np
 
 from ..analysis.inference import ALPHA
 from ..names import slug
+from ..schema import EXPERIMENTS
 from .figures import FORMATS, pyplot as _pyplot, save_figure as _save
 
 MODEL_COLOR = "#d95f02"
@@ -335,7 +336,8 @@ def plot_result(result, out_dir: str | os.PathLike, *, scatter_reference: str | 
     """Every figure of a result (a dict or the path of a result file) into ``out_dir``.
 
     Returns the written paths: per experiment ``<exp>_accuracy``, ``<exp>_srcs`` and
-    ``<exp>_scatter_<reference>``, each in every format of ``formats``.
+    ``<exp>_scatter_<reference>`` (not for a round of the benchmark, whose references may score
+    some of its sentences only), each in every format of ``formats``.
     """
     result = _load(result)
     for fmt in formats:
@@ -346,7 +348,7 @@ def plot_result(result, out_dir: str | os.PathLike, *, scatter_reference: str | 
         for measure in ("accuracy", "srcs"):
             paths += plot_bars(result, exp, measure, out_dir, datasets_dir, formats)
         has_refs = any(e["comparisons"] for e in result["experiments"][exp].values())
-        if has_refs:
+        if has_refs and exp in EXPERIMENTS:  # a round's references may not score every sentence: no scatter
             paths += plot_scatter(result, exp, out_dir, scatter_reference, datasets_dir, formats)
     return paths
 

@@ -28,6 +28,8 @@ The contstim result in detail (``format_version`` is the schema version)::
                          # comparisons, bh_families (contstim_bench.analysis.evaluation)
           "panels": {"pll": {"synthetic_vs_synthetic": {"models": {name: block}}, ...}},
           "skipped_experiments": {"main": "why"},                       # only when some were skipped
+          # a round of the benchmark (contstim.<round>): experiments and panels keyed by the round's
+          # name, benchmark.identifier "contstim.<round>", benchmark.round {name, date, ...}
           "scoring": {"n_sentences", "n_model_sentences", "n_from_cache", "seconds"},
           "logprobs": {sentence: natural-log probability},               # every scored sentence
           "provenance": {"package_version", "git_commit", "libraries", "dataset_fingerprint",
@@ -327,6 +329,18 @@ def validate_result(result, dataset: str | None = None) -> None:
         raise ValueError("invalid result: " + "; ".join(shown) + more)
 
 
+def round_of(result: dict) -> str | None:
+    """The round name of a result on a round of the contstim benchmark (``benchmark.identifier``
+    ``contstim.<round>`` with a ``benchmark.round`` block naming it), else None."""
+    from ..data.rounds import round_name
+
+    bench = result.get("benchmark")
+    if not isinstance(bench, dict) or not isinstance(bench.get("round"), dict):
+        return None
+    name = round_name(bench.get("identifier"))
+    return name if name is not None and bench["round"].get("name") == name else None
+
+
 def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> None:
     """The score sections of the contstim format: analysis conventions, experiments, panels,
     skipped experiments, scoring, log-probabilities."""
@@ -336,11 +350,14 @@ def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> N
         if ties is not None:
             problems.check(ties in TIES, "result.analysis.ties", f"{ties!r} is not one of {', '.join(TIES)}")
     exps = _field(result, "experiments", dict, "result", problems)
+    known = (*EXPERIMENTS, *filter(None, [round_of(result)]))
     if exps is not None:
         problems.check(bool(exps), "result.experiments", "is empty")
+        problems.check(round_of(result) is None or set(exps) == {round_of(result)}, "result.experiments",
+                       "a round's result holds that round only")
         for exp, conds in exps.items():
             path = f"result.experiments.{exp}"
-            if not problems.check(exp in EXPERIMENTS, path, f"unknown experiment (known: {', '.join(EXPERIMENTS)})"):
+            if not problems.check(exp in known, path, f"unknown experiment (known: {', '.join(known)})"):
                 continue
             if not problems.check(isinstance(conds, dict) and bool(conds), path, "expected a non-empty object of conditions"):
                 continue

@@ -15,7 +15,12 @@ protocol                     method                                      familie
 :class:`WordCompletion`      ``word_completion_logprobs(sentence, ...)``  hf-masked
 :class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
 :class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
+:class:`SentenceLookup`      ``can_score(sentences)`` -> bool per sentence  precomputed
 ===========================  ==========================================  =====================
+
+A :class:`SentenceLookup` is a log-probability scorer that only *looks up* stored values (the
+reference models' published log-probabilities): it scores the sentences it has and no other, so
+it can select natural pairs from a pool it covers but cannot take part in the synthetic search.
 
 All values are float64 natural-log probabilities (a judgment: log-odds or the most probable rating).
 """
@@ -102,6 +107,14 @@ class PromptedJudge(Described, Protocol):
 
     def choose_many(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """log p("1") - log p("2") for each pair (a, b): the log-odds that a is more plausible."""
+
+
+@runtime_checkable
+class SentenceLookup(Protocol):
+    """Stored log-probabilities of a fixed set of sentences (``precomputed:NAME``)."""
+
+    def can_score(self, sentences: Sequence[str]) -> np.ndarray:
+        """Boolean per sentence: True where a stored log-probability exists."""
 
 
 def require_logprobs(scorer, purpose: str) -> LogProbScorer:

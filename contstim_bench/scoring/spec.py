@@ -28,6 +28,8 @@ class Family:
     torch).  ``path_target``: the target must be an existing file or folder (checked before the
     factory runs).  ``uses_datasets``: the factory reads the built datasets (it receives
     ``datasets_dir``).  ``token_budget``: the factory takes ``max_tokens_per_batch``.
+    ``scores_any_sentence``: the model can score sentences nobody scored before (False for
+    ``precomputed:``).
     """
 
     factory: str
@@ -36,6 +38,9 @@ class Family:
     target: str = "model (a Hugging Face id or a folder)"
     #: the factory takes ``max_tokens_per_batch`` (length-sorted batches under a token budget)
     token_budget: bool = False
+    scores_any_sentence: bool = True
+    """False for a lookup of stored values (``precomputed:``): it cannot score a new sentence, so
+    it cannot take part in the synthetic search."""
 
 
 FAMILIES: dict[str, Family] = {
@@ -45,7 +50,7 @@ FAMILIES: dict[str, Family] = {
     "rnn": Family("contstim_bench.scoring.rnn:from_spec", path_target=True, target="checkpoint folder"),
     "lstm": Family("contstim_bench.scoring.rnn:from_spec", path_target=True, target="checkpoint folder"),
     "precomputed": Family("contstim_bench.scoring.precomputed:from_spec", uses_datasets=True,
-                          target="reference model (precomputed:NAME)"),
+                          target="reference model (precomputed:NAME)", scores_any_sentence=False),
     "prompt": Family("contstim_bench.scoring.prompting:from_spec", target="causal model"),
 }
 """Spec family -> :class:`Family`."""

@@ -2,9 +2,11 @@
 
 The corpus is a text file, one sentence per line, words separated by whitespace (blank lines are
 skipped; :func:`contstim_bench.scoring.kneser_ney.read_corpus`).  Without one, the models are
-trained on the benchmark's own small corpus, the 6,113 natural sentences of Golan et al. 2023
-(:data:`contstim_bench.data.build_contstim.POOL_SYNTHESIS`, resolved and verified like every raw
-source), so that everything works offline.
+trained on the benchmark's own small corpus: the ``train`` part (4,907 lines) of the 6,113
+natural sentences of Golan et al. 2023 (:data:`contstim_bench.data.build_contstim.POOL_SYNTHESIS`,
+resolved and verified like every raw source), held out from the ``start`` part that generation
+draws its start sentences and natural pairs from by default (:mod:`contstim_bench.data.pool_split`),
+so that everything works offline and no start sentence was seen in training.
 
 * :func:`train_ngram`: an interpolated modified Kneser-Ney model written as ARPA, by KenLM's
   ``lmplz`` (:func:`run_lmplz`) or by the built-in estimator of :mod:`.kneser_ney`.
@@ -35,22 +37,32 @@ def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr)
 
 
-def resolve_corpus(corpus: str | os.PathLike | None = None, source: str | os.PathLike | None = None,
-                   log: Log | None = None) -> Path:
-    """The corpus file: ``corpus`` when given (FileNotFoundError when missing), else the
-    benchmark's natural sentences resolved from ``source`` (default: the usual raw-source
-    resolution), which ``log`` reports (default: stderr)."""
+def load_corpus(corpus: str | os.PathLike | None = None, source: str | os.PathLike | None = None,
+                log: Log | None = None) -> tuple[list[list[str]], str]:
+    """(sentences as word lists, description of the corpus).
+
+    ``corpus``: a text file (FileNotFoundError when missing; :func:`.kneser_ney.read_corpus`
+    validates it).  None: the ``train`` part of the benchmark's synthesis pool resolved from
+    ``source`` (default: the usual raw-source resolution), which ``log`` reports (default: stderr).
+    """
     if corpus:
         path = Path(corpus)
         if not path.is_file():
             raise FileNotFoundError(f"corpus file not found: {path}")
-        return path
+        return kneser_ney.read_corpus(path), str(path)
     from ..data.build_contstim import POOL_SYNTHESIS  # the default corpus
+    from ..data.pool_split import describe, split_part
     from ..data.sources import resolve
 
     path = resolve(POOL_SYNTHESIS, source=source)
-    (log or _stderr)(f"corpus: {POOL_SYNTHESIS} (default)")
-    return path
+    lines = split_part(path.read_text(encoding="utf-8").splitlines(), "train")
+    sentences = [ln.split() for ln in lines if ln.split()]
+    bad = [s for s in sentences if set(s) & set(kneser_ney.SPECIAL)]
+    if bad:
+        raise ValueError(f"{path}: reserved token in the corpus line {' '.join(bad[0])!r}")
+    description = f"{POOL_SYNTHESIS}: {describe('train')}"
+    (log or _stderr)(f"corpus: {description} (default; {len(sentences)} sentences)")
+    return sentences, description
 
 
 # -- n-gram ---------------------------------------------------------------------------------------
@@ -87,8 +99,7 @@ def train_ngram(output: str | os.PathLike, *, corpus: str | os.PathLike | None =
             raise ValueError(f"--discount-fallback takes 3 values (D1 D2 D3+), got {len(fallback)}")
     if backend not in ("auto", "lmplz", "python"):
         raise ValueError(f"unknown n-gram backend {backend!r}; use auto, lmplz or python")
-    path = resolve_corpus(corpus, source, log)
-    sentences = kneser_ney.read_corpus(path)  # validates: missing, empty, reserved tokens
+    sentences, _ = load_corpus(corpus, source, log)  # validates: missing, empty, reserved tokens
     output = Path(output)
     if backend == "auto":
         backend = "lmplz" if shutil.which("lmplz") else "python"
@@ -137,11 +148,12 @@ def arpa_counts(path: str | os.PathLike) -> list[tuple[int, int]]:
 @dataclass(frozen=True)
 class RecurrentTraining:
     """What :func:`train_recurrent` wrote: the checkpoint folder ``output``, the training
-    ``result`` (model, vocabulary, losses, seconds), the ``corpus`` file and its ``sentences``."""
+    ``result`` (model, vocabulary, losses, seconds), the ``corpus`` (file or description of the
+    default corpus) and its number of ``sentences``."""
 
     output: Path
     result: TrainResult
-    corpus: Path
+    corpus: str
     sentences: int
 
 
@@ -164,12 +176,11 @@ def train_recurrent(kind: str, output: str | os.PathLike, *, corpus: str | os.Pa
     for name, value in (("max_vocab", max_vocab), ("max_steps", max_steps)):
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
-    path = resolve_corpus(corpus, source, log)
-    sentences = kneser_ney.read_corpus(path)
+    sentences, corpus_desc = load_corpus(corpus, source, log)
     settings = rnn.TrainSettings(epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, max_steps=max_steps)
     result = rnn.train(
         sentences, kind, settings=settings, max_vocab=max_vocab, min_count=min_count,
         embed_size=embed_size, hidden_size=hidden_size, num_layers=num_layers, device=device, progress=progress,
     )
-    out = rnn.save_checkpoint(result, output, extra={"corpus": str(path), "sentences": len(sentences)})
-    return RecurrentTraining(Path(out), result, path, len(sentences))
+    out = rnn.save_checkpoint(result, output, extra={"corpus": corpus_desc, "sentences": len(sentences)})
+    return RecurrentTraining(Path(out), result, corpus_desc, len(sentences))
