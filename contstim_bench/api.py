@@ -208,13 +208,13 @@ def _check_datasets_folder(datasets_dir, experiments, log) -> None:
     if datasets_dir is not None and (Path(datasets_dir) / ROUND_FILE).is_file():
         ident = read_meta(datasets_dir)["identifier"]
         raise ValueError(f"{datasets_dir} is the folder of the round {ident}, not a datasets folder of the paper's "
-                         f"experiments; evaluate the round with --benchmark {ident} (Python: benchmarks=[{ident!r}]) "
-                         f"and --datasets {datasets_dir} or the folder that holds it")
+                         f"experiments; evaluate the round with `contstim evaluate --benchmark {ident} --datasets "
+                         f"{datasets_dir}` (or the folder that holds it; Python: benchmarks=[{ident!r}])")
     if experiments is None:
         found = discover_rounds(datasets_dir)
         if found:
             log(f"note: rounds in the datasets folder not evaluated here (each is a benchmark of its own): "
-                f"{', '.join(found)}; evaluate one with --benchmark ID")
+                f"{', '.join(found)}; evaluate one with `contstim evaluate --benchmark ID`")
 
 
 def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,

@@ -130,7 +130,7 @@ def _write_requirements(out: Path, lines: list[str], source, repo_id: str | None
 def _prepare(out_dir: str | Path) -> Path:
     out = Path(out_dir)
     if out.exists() and any(out.iterdir()):
-        raise ValueError(f"--out {out} is not empty: give a new or empty folder for the Space")
+        raise ValueError(f"{out} is not empty: give `contstim space` a new or empty folder as --out")
     out.mkdir(parents=True, exist_ok=True)
     return out
 
@@ -229,7 +229,7 @@ def stage_leaderboard_space(out_dir: str | Path, source, results_dir: str | Path
     if results_dir is None:
         root = repo_root()
         if root is None or not (root / "leaderboard" / "results").is_dir():
-            raise ValueError("give --results DIR: this installation has no leaderboard/results folder")
+            raise ValueError("give `contstim space leaderboard --results DIR`: this installation has no leaderboard/results folder")
         results_dir = root / "leaderboard" / "results"
     results_dir = Path(results_dir)
     files = sorted(results_dir.glob("*.json"))

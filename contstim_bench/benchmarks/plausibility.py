@@ -278,8 +278,8 @@ def run_plausibility(
     model = resolve_model(model, method, scorer_spec, check_scorer_method)
     check_limit(limit)
     if free_generation and isinstance(model, str) and not model.strip().startswith("prompt:"):
-        raise ValueError("free generation reads out a prompt: give --method prompt:<template> (free_generation "
-                         "applies to prompting, not to log-probabilities)")
+        raise ValueError("free generation reads out a prompt: give a prompt method (`contstim plausibility --method "
+                         "prompt:<template>`; free_generation applies to prompting, not to log-probabilities)")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
     scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,

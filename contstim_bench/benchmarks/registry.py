@@ -58,6 +58,6 @@ def get_benchmark(identifier: str, datasets_dir=None) -> Benchmark:
         from ..data.paths import default_datasets_dir
 
         where = datasets_dir if datasets_dir is not None else default_datasets_dir()
-        hint = (f" (no round {identifier} in the datasets folder {where}; rounds are found there: point "
-                f"--datasets at the folder given to `contstim experiment ingest --out`)")
+        hint = (f" (no round {identifier} in the datasets folder {where}; rounds are found there: write one with "
+                f"`contstim experiment ingest --out DIR` and evaluate it with `contstim evaluate --datasets DIR`)")
     raise ValueError(f"unknown benchmark {identifier!r}; known: {known}{hint}")

@@ -35,7 +35,7 @@ def existing_folder(text: str) -> str:
     return text
 
 MAX_TOKENS_HELP = ("hf-causal models: length-sorted batches of at most N padded tokens (sentences x longest "
-                   "length) instead of --batch-size sentences (which then only caps the count if given)")
+                   "length) instead of a fixed number of sentences per batch (which then only caps the count if given)")
 PARALLEL_NOTE = ("Data-parallel: `accelerate launch --num_processes N -m contstim_bench <command> ...` splits the "
                  "sentences across processes (each resumable from the score cache); process 0 writes the output.")
 

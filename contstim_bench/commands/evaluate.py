@@ -39,8 +39,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         metavar="{main,pll,all,ROUND}",
         help="experiment to evaluate (repeatable; default: every experiment of the paper whose human data is "
-             "available); a round written by `contstim experiment ingest` (its name, e.g. web2026) is evaluated "
-             "as --benchmark contstim.ROUND",
+             "available); a round (its name, e.g. web2026, as written by `contstim experiment ingest`) is "
+             "evaluated as `contstim evaluate --benchmark contstim.ROUND`",
     )
     p.add_argument("--benchmark", action="append", metavar="ID",
                    help="benchmark to evaluate instead of the contstim experiments (repeatable): "

@@ -172,8 +172,8 @@ def find_round(identifier: str, datasets_dir: str | os.PathLike | None = None) -
         root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
         known = ", ".join(rounds) or "none"
         raise ValueError(f"no round {ident} in the datasets folder {root} (rounds there: {known}); write one with "
-                         f"`contstim experiment ingest --out {root} ...` or point --datasets at the folder that "
-                         f"holds it")
+                         f"`contstim experiment ingest --out {root} ...`, or give the folder that holds it as "
+                         f"`contstim evaluate --datasets`")
     return rounds[ident]
 
 

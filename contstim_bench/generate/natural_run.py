@@ -193,7 +193,7 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     chosen = pairing(models, candidates=candidates, references=references)
     entries = chosen.models
     if per_pair < 1:
-        raise ValueError(f"--per-pair must be a positive integer, got {per_pair}")
+        raise ValueError(f"`contstim generate natural --per-pair` must be a positive integer, got {per_pair}")
     lines, pool_desc = load_pool(pool, datasets_dir)
     sentences = list(dict.fromkeys(lines))
     pool_file = str(Path(pool).expanduser()) if pool is not None and Path(pool).expanduser().is_file() else None

@@ -68,20 +68,23 @@ def pairing(models: str | Sequence[str] | None = None, *, candidates: str | Sequ
     candidate and a reference).
     """
     if models is not None and (candidates is not None or references is not None):
-        raise ValueError("give either --models (every pair) or --candidates with --references, not both")
+        raise ValueError("`contstim generate synthetic` and `natural` take either --models (every pair) or --candidates with "
+                         "--references, not both")
     if models is not None:
         entries = parse_models(models)
         return Pairing(entries, list(itertools.combinations(range(len(entries)), 2)), {})
     if candidates is None or references is None:
-        raise ValueError("give --models SPEC,SPEC,... (every pair), or --candidates SPEC[,SPEC] together with "
-                         "--references SPEC,SPEC,... (each candidate against each reference)")
+        raise ValueError("`contstim generate synthetic` and `natural` need --models SPEC,SPEC,... (every pair), or "
+                         "--candidates SPEC[,SPEC] together with --references SPEC,SPEC,... (each candidate against "
+                         "each reference)")
     cands = _entries(candidates, "--candidates")
     refs = _entries(references, "--references")
     names = [m.name for m in cands + refs]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
-        raise ValueError(f"model name(s) {dup} given twice in --candidates/--references (a model is either a "
-                         f"candidate or a reference; rename one with NAME=SPEC)")
+        raise ValueError(f"`contstim generate synthetic`/`natural`: model name(s) {dup} given twice in "
+                         f"--candidates/--references (a model is either a candidate or a reference; rename one "
+                         f"with NAME=SPEC)")
     entries = cands + refs
     pairs = [(i, len(cands) + j) for i in range(len(cands)) for j in range(len(refs))]
     roles = {m.name: "candidate" for m in cands} | {m.name: "reference" for m in refs}

@@ -221,12 +221,12 @@ def check_or_write_run_record(plan: RunPlan) -> bool:
             old = parse_json(path.read_bytes(), str(path))
         except ValidationError as exc:
             raise ValueError(f"{path} is not a valid run record ({'; '.join(exc.problems)}); remove the folder or "
-                             f"choose another --output") from None
+                             f"choose another `contstim generate synthetic --output`") from None
         diff = sorted(k for k in set(old) | set(plan.record) if old.get(k) != plan.record.get(k))
         if diff:
             details = "; ".join(f"{k}: was {_short(old.get(k))}, now {_short(plan.record.get(k))}" for k in diff)
             raise ValueError(f"{plan.output} holds a run with different arguments ({details}); resume with the "
-                             f"same arguments or choose another --output")
+                             f"same arguments or choose another `contstim generate synthetic --output`")
         return True
     plan.output.mkdir(parents=True, exist_ok=True)
     write_json_atomic(path, plan.record)
@@ -260,7 +260,7 @@ class _ModelPool:
                 raise ValueError(
                     f"model {m.name!r} ({m.spec}) changed since this run started: its content fingerprint is now "
                     f"{fp[:16]}, but the finished job file {path} was computed with {old[:16]}; one output must not "
-                    f"mix two versions of a model: choose another --output, or delete {Path(path).parent} to redo "
+                    f"mix two versions of a model: choose another `contstim generate synthetic --output`, or delete {Path(path).parent} to redo "
                     f"every job with the new model"
                 )
             self.recorded.setdefault(m.name, (fp, "(this run)"))
@@ -508,7 +508,7 @@ def assemble(plan: RunPlan) -> Path:
 
 
 TRIPLET_COLUMN_DOCS = {
-    "m1": "Model name (from --models) targeted to accept S1 and reject S2.",
+    "m1": "Model name (one of the run's models) targeted to accept S1 and reject S2.",
     "m2": "Model name targeted to accept S2 and reject S1.",
     "N": "Natural start sentence.",
     "S1": "Synthetic sentence: log p(S1|m1) >= log p(N|m1), log p(S1|m2) minimised (Eq. 2).",

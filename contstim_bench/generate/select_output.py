@@ -51,7 +51,7 @@ BIN_DOCS = {
     "unchanged": "Of these, the triplets whose S1 or S2 equals N (the search left the sentence unchanged).",
     "constraint_failed": "Of these, the triplets whose S1/S2 changed but do not keep the contrast.",
     "needed": "Triplets per bin the selection asked for (per_pair / bins).",
-    "selected": "Triplets chosen in the bin (fewer than needed only with --fill).",
+    "selected": "Triplets chosen in the bin (fewer than needed only with `generate select --fill`).",
 }
 
 NATURAL_DOCS = {
@@ -95,7 +95,7 @@ def unbalanced_note(selection: TripletSelection, per_pair: int) -> str:
     if not selection.short:
         return ""
     pairs = ", ".join(f"{m1} vs {m2}: {n} of {per_pair}" for (m1, m2), n in selection.short.items())
-    return (f"**Unbalanced bins.** Selected with `--fill`: {len(selection.short)} model pair(s) got fewer than "
+    return (f"**Unbalanced bins.** Selected with `generate select --fill`: {len(selection.short)} model pair(s) got fewer than "
             f"{per_pair} triplets, so their natural-sentence bins are not equally represented ({pairs}). "
             "Config `selection_bins` lists, per pair, model and bin, the eligible triplets, why the others "
             "are not, and how many were selected.")
@@ -125,7 +125,7 @@ def write_selection(annotated: pd.DataFrame, output: Path, *, source: str, crite
             "eligible ones, why the others are not, and how many were needed and selected.", BIN_DOCS))
     description = f"Selected with `contstim generate select --criterion {criterion}` from `{source}`."
     if note:
-        description += " Bins are unbalanced (`--fill`): see the notes."
+        description += " Bins are unbalanced (`generate select --fill`): see the notes."
     spec = DatasetSpec(
         name=TRIPLETS_DATASET, pretty_name="Selected synthetic controversial sentence triplets", license="other",
         description=description, citation=GOLAN_2023, sources=[source], configs=configs, notes=note)

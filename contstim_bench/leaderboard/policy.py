@@ -49,7 +49,7 @@ def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets
     if not paths:
         raise FileNotFoundError(f"results folder {folder} has no *.json result file")
     if not validate:
-        return [Checked(str(p), load_file(p), verification="unverified: the results were not validated (--no-validate)")
+        return [Checked(str(p), load_file(p), verification="unverified: the results were not validated (`leaderboard build --no-validate`)")
                 for p in paths]
     checked = validate_and_rescore(paths, datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
                                    device=device, log=log)

@@ -531,7 +531,8 @@ def build_site(
     log = log or (lambda msg: print(msg, file=sys.stderr))
     out = Path(out_dir)
     if out.exists() and not (out.is_dir() and ((out / "index.html").exists() or not any(out.iterdir()))):
-        raise ValueError(f"{out} exists, is not empty and is not a leaderboard site; choose another --out")
+        raise ValueError(f"{out} exists, is not empty and is not a leaderboard site; choose another "
+                         f"`contstim leaderboard build --out`")
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
                            tolerance=tolerance, device=device, log=log)
     loaded = [(Path(c.source), c.result) for c in entries]

@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -214,28 +215,44 @@ def is_reference_spec(spec: str, name: str) -> bool:
 
 def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
     """A reference model's name is reserved: only a ``precomputed:<name>`` result may use it, and
-    it must carry exactly that model's log-probabilities."""
-    name = result["model"]["name"]
-    rounds = [exp for exp in result["experiments"] if exp not in EXPERIMENTS]
-    if name not in ALL_REFERENCE_MODELS and not rounds:
-        return []
-    spec = result["model"]["spec"]
-    if not is_reference_spec(spec, name):
-        return [f"model.name {name!r} is reserved for the reference model of the paper (spec "
-                f"precomputed:{name}); a result of spec {spec!r} must be submitted under another name"]
-    from ..benchmarks.contstim import load_experiment
+    it must carry exactly that model's log-probabilities.
 
-    problems = []
+    On a benchmark round the reserved names are the models that round targeted; a result of the
+    spec the round recorded for such a model (the candidate, re-evaluated) may use its name too, as
+    long as its log-probabilities match the round's."""
+    from ..benchmarks.contstim import load_experiment
+    from ..data.rounds import find_round, load_round
+
+    name = result["model"]["name"]
+    spec = result["model"]["spec"]
+    refs_by_exp: dict[str, dict] = {}
+    allowed_specs: set[str] = set()
+    reserved = name in ALL_REFERENCE_MODELS
     for exp in result["experiments"]:
         if exp in EXPERIMENTS:
-            _, refs = load_experiment(exp, datasets_dir)
-        else:
-            from ..data.rounds import find_round, load_round
-
-            refs = load_round(find_round(exp, datasets_dir)).reference_logprobs()
+            if name in ALL_REFERENCE_MODELS:
+                refs_by_exp[exp] = load_experiment(exp, datasets_dir)[1]
+            continue
+        data = load_round(find_round(exp, datasets_dir))
+        recorded = data.model_specs()
+        if name in recorded:
+            reserved = True
+            if recorded[name]:
+                allowed_specs.add(recorded[name])
+            refs_by_exp[exp] = data.reference_logprobs()
+    if not reserved:
+        return []
+    if not (is_reference_spec(spec, name) or spec in allowed_specs):
+        return [f"model.name {name!r} is reserved for the reference model of the paper (spec "
+                f"precomputed:{name}); a result of spec {spec!r} must be submitted under another name"]
+    # a re-evaluated model agrees with its recorded scores up to batching noise, a copy exactly
+    tol = TOLERANCE if is_reference_spec(spec, name) else RESCORE_TOLERANCE
+    problems = []
+    for exp, refs in refs_by_exp.items():
         if name not in refs:
             continue
-        differ = [s for s, v in refs[name].items() if not (abs(result["logprobs"].get(s, math.nan) - v) <= TOLERANCE)]
+        differ = [s for s, v in refs[name].items()
+                  if math.isfinite(v) and not (abs(result["logprobs"].get(s, math.nan) - v) <= tol)]
         if differ:
             problems.append(
                 f"model.name {name!r} is a reference model of experiment {exp!r}, but {len(differ)} "
@@ -454,6 +471,10 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     ]
 
 
+# a Hub repository id: "name" or "owner/name" (no leading "/", ".", "~"; no deeper path)
+_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+
+
 def unpinned_hub_model(spec: str) -> str | None:
     """The Hub id of a ``hf-causal``/``hf-masked``/``prompt`` spec that names a Hub model without
     ``?revision=`` (None otherwise: a pinned revision, a local folder, an offline model shipped in a
@@ -469,8 +490,8 @@ def unpinned_hub_model(spec: str) -> str | None:
     if ms.family not in ("hf-causal", "hf-masked", "prompt") or ms.revision:
         return None
     target = ms.target.split(":", 1)[1] if ms.family == "prompt" and ":" in ms.target else ms.target
-    if target in OFFLINE_MODELS or Path(target).expanduser().exists():
-        return None
+    if target in OFFLINE_MODELS or Path(target).expanduser().exists() or not _HUB_ID.fullmatch(target):
+        return None  # a local folder (present or not) is not a Hub model: re-scoring says if it loads
     return target
 
 
@@ -528,5 +549,5 @@ def validate_and_rescore(
                 log(f"leaderboard: re-scoring {c.source} from {c.result['model']['spec']!r} ...")
             verify(c, datasets_dir, tolerance, device=device)
         else:
-            c.verification = "unverified: re-scoring was skipped (--no-rescore)"
+            c.verification = "unverified: re-scoring was skipped (`leaderboard validate --no-rescore`)"
     return checked

@@ -102,8 +102,8 @@ def load_scorer(
     budget = max_tokens_per_batch if max_tokens_per_batch is not None else ctx.max_tokens_per_batch
     if budget is not None:
         if not family.token_budget:
-            raise ValueError(f"--max-tokens-per-batch does not apply to {ms.family} models (spec {ms.typed!r}); "
-                             f"they batch by --batch-size")
+            raise ValueError(f"a token budget per batch (max_tokens_per_batch) does not apply to {ms.family} models "
+                             f"(spec {ms.typed!r}); they batch by a number of sentences (batch_size)")
         extra["max_tokens_per_batch"] = budget
     scorer = factory(
         ms.target,
