@@ -143,6 +143,21 @@ def test_the_simulating_model_wins_its_head_to_heads(loop):
     assert smollm2["experiments"][ROUND]["natural_controversial"]["selection"] == "targeted"
 
 
+def test_a_round_reserves_the_names_of_the_models_it_targeted(loop, tmp_path):
+    """The re-evaluated candidate may use its name on the round (its log-probabilities match the
+    round's); another model may not claim a targeted model's name."""
+    from contstim_bench.leaderboard.validate import check_reference_name, validate_files
+
+    board = loop["root"] / "board"
+    [candidate] = validate_files([board / f"smollm2-135m.{ROUND}.json"], datasets_dir=loop["root"] / "datasets")
+    assert candidate.ok, candidate.problems
+    claimed = json.loads((board / f"{SIMULATOR}.{ROUND}.json").read_text(encoding="utf-8"))
+    assert check_reference_name(claimed, loop["root"] / "datasets") == []
+    claimed["model"]["name"] = "trigram"
+    [problem] = check_reference_name(claimed, loop["root"] / "datasets")
+    assert problem.startswith("model.name 'trigram' is reserved")
+
+
 def test_the_leaderboard_shows_the_round(loop):
     index = (loop["root"] / "site" / "index.html").read_text(encoding="utf-8")
     assert f"round contstim.{ROUND}" in index and "hf-causal:gemma3-270m" in index

@@ -213,6 +213,17 @@ def is_reference_spec(spec: str, name: str) -> bool:
     return family == "precomputed" and target == name
 
 
+def _canonical(spec: str) -> str:
+    """A spec's canonical text (short names expanded, options sorted); the text itself when it
+    does not parse."""
+    from ..scoring.spec import ModelSpec
+
+    try:
+        return ModelSpec.parse(spec).canonical
+    except (TypeError, ValueError):
+        return spec
+
+
 def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
     """A reference model's name is reserved: only a ``precomputed:<name>`` result may use it, and
     it must carry exactly that model's log-probabilities.
@@ -242,7 +253,7 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
             refs_by_exp[exp] = data.reference_logprobs()
     if not reserved:
         return []
-    if not (is_reference_spec(spec, name) or spec in allowed_specs):
+    if not (is_reference_spec(spec, name) or _canonical(spec) in {_canonical(a) for a in allowed_specs}):
         return [f"model.name {name!r} is reserved for the reference model of the paper (spec "
                 f"precomputed:{name}); a result of spec {spec!r} must be submitted under another name"]
     # a re-evaluated model agrees with its recorded scores up to batching noise, a copy exactly
