@@ -227,7 +227,8 @@ class SharedPrefixScoring:
     def _fixed_prefix_state(self, prefix: tuple[int, ...]) -> dict:
         """The kept state of ``prefix`` (start token included): ``lp`` (log p of its tokens
         after the start token), ``cache`` (key/value cache), ``next`` (log-softmax of the next
-        token), ``next_word`` and ``sweep`` (values computed so far: text -> nats)."""
+        token), ``next_word`` and ``sweep`` (values computed so far: text -> nats), ``split``
+        (token ids of texts after the prefix)."""
         # kept on the instance, created on first use (the scorer's __init__ is causal.py's)
         states = self.__dict__.setdefault("_fixed_prefix_states", {})
         if prefix in states:
@@ -237,7 +238,7 @@ class SharedPrefixScoring:
         with torch.inference_mode():
             lp, cache, last = self._prefix_state(list(prefix))
             state = {"lp": lp, "cache": cache, "next": torch.log_softmax(last.float(), -1)[0],
-                     "next_word": {}, "sweep": {}}
+                     "next_word": {}, "sweep": {}, "split": {}}
         states[prefix] = state
         while len(states) > self.PREFIX_STATES:
             states.pop(next(iter(states)))
@@ -248,12 +249,15 @@ class SharedPrefixScoring:
         return tuple(self.encode([prefix_text])[0]) if prefix_text else (self.start_id,)
 
     def _split(self, prefix: tuple[int, ...], texts: list[str]) -> list[list[int] | None]:
-        """The ids of each text after ``prefix``; None where its tokens do not begin with it."""
-        out: list[list[int] | None] = []
-        for seq in self.encode(texts):
-            ok = len(seq) > len(prefix) and tuple(seq[: len(prefix)]) == prefix
-            out.append(seq[len(prefix):] if ok else None)
-        return out
+        """The ids of each text after ``prefix``; None where its tokens do not begin with it.
+        Kept in the prefix's state (a search tokenizes the same candidates again and again)."""
+        known = self._fixed_prefix_state(prefix)["split"]
+        todo = list(dict.fromkeys(t for t in texts if t not in known))
+        if todo:
+            for text, seq in zip(todo, self.encode(todo)):
+                ok = len(seq) > len(prefix) and tuple(seq[: len(prefix)]) == prefix
+                known[text] = seq[len(prefix):] if ok else None
+        return [known[t] for t in texts]
 
     def _fixed_continuations(self, prefix: tuple[int, ...], conts: list[list[int]]) -> np.ndarray:
         """log p(cont | prefix) per continuation (float64), from the kept prefix state, in
@@ -354,8 +358,11 @@ class SharedPrefixScoring:
                 out[i] = np.inf
         return out
 
+    #: candidates :meth:`sweep_at_least` runs together (one token per row and step: wide batches)
+    DECISION_ROWS = 256
+
     def sweep_at_least(self, words: Sequence[str], position: int, candidates: Sequence[str], threshold: float,
-                       margin: float | None = None, chunk: int = 2) -> np.ndarray:
+                       margin: float | None = None, chunk: int = 1) -> np.ndarray:
         """Whether each :meth:`prefix_sweep` value is at least ``threshold``: 1.0 (yes), 0.0
         (no) or nan (too close to call, within ``margin`` (default :data:`BOUND_MARGIN`) of the
         threshold, or the candidate's tokens do not extend the prefix's: compute the value).
@@ -383,7 +390,7 @@ class SharedPrefixScoring:
         counts = self.__dict__.setdefault("_fixed_counts", {"sweep": 0, "next_word": 0})
         counts["bounded"] = counts.get("bounded", 0) + len(todo)
         need = threshold - state["lp"]
-        for batch in length_sorted_batches([len(conts[i]) for i in todo], self.batch_size):
+        for batch in length_sorted_batches([len(conts[i]) for i in todo], max(self.batch_size, self.DECISION_ROWS)):
             rows = [todo[b] for b in batch]
             out[rows] = self._chunked_decisions(prefix, state, [conts[i] for i in rows], need, margin, chunk)
         return out
