@@ -38,17 +38,17 @@ def main(argv=None) -> int:
     ap.add_argument("--plain", type=int, default=3,
                     help="of these, how many the plain search also runs (default 3; it is slow)")
     ap.add_argument("--vocabulary-size", type=int, default=0,
-                    help="most frequent words per vocabulary list (default 0: the whole 29,157-word vocabulary)")
+                    help="most frequent words per vocabulary list, as --vocabulary-size of contstim generate "
+                         "synthetic (default 0: the whole 29,157-word vocabulary)")
     ap.add_argument("--seed", type=int, default=0, help="global seed, as --seed of contstim generate synthetic")
     ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
     ap.add_argument("--verbose", action="store_true", help="print every position attempt")
     args = ap.parse_args(argv)
 
     import numpy as np
-    import pandas as pd
     import torch
 
-    from contstim_bench.generate.inputs import Vocabulary, choose_start_sentences, load_pool, load_vocabulary
+    from contstim_bench.generate.inputs import choose_start_sentences, load_pool, load_vocabulary
     from contstim_bench.generate.natural_ilp import load_function_words
     from contstim_bench.generate.runner import ModelEntry, job_seed
     from contstim_bench.generate.synthetic import OUTPUT_COLUMNS, SearchModel, SearchSettings, synthesize_triplet
@@ -56,15 +56,7 @@ def main(argv=None) -> int:
     from contstim_bench.scoring.training import train_ngram
 
     torch.set_num_threads(args.threads)
-    vocab = load_vocabulary()
-    if args.vocabulary_size:
-        from contstim_bench.data.load import dataset_dir
-
-        freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
-        freq = freq.sort_values("frequency", ascending=False, kind="stable")
-        vocab = Vocabulary(tuple(freq.loc[freq["capitalized"], "word"].head(args.vocabulary_size)),
-                           tuple(freq.loc[~freq["capitalized"], "word"].head(args.vocabulary_size)),
-                           f"top {args.vocabulary_size}")
+    vocab = load_vocabulary(size=args.vocabulary_size or None)
     pool, _ = load_pool()
     starts = choose_start_sentences(pool, args.start_sentences, args.seed)
     fw = frozenset(w.lower() for w in load_function_words())

@@ -171,6 +171,22 @@ def test_masked_search_stops_after_five_evaluations_that_did_not_lower_the_loss(
     assert any(r.evaluations.expensive == 2 + 5 for r in failed)
 
 
+def test_vocabulary_size_keeps_the_most_frequent_words(setup, tmp_path):
+    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.generate.inputs import load_vocabulary
+
+    top = load_vocabulary(size=300)
+    assert top.rest == setup["vocab"].rest and top.first[:150] == setup["vocab"].first
+    assert len(top.first) == len(top.rest) == 300 and "most frequent 300" in top.source
+    freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet").set_index("word")["frequency"]
+    assert freq[list(top.rest)].min() >= freq[[w for w in load_vocabulary().rest if w not in top.rest]].max()
+    words = tmp_path / "words.txt"
+    words.write_text("b\na\nc\n", encoding="utf-8")
+    assert load_vocabulary(words, size=2).rest == ("b", "a")
+    with pytest.raises(ValueError, match="vocabulary size"):
+        load_vocabulary(size=0)
+
+
 def test_progress_lines_of_generate_synthetic(setup, tmp_path, capfd):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(setup["vocab"].rest[:120]) + "\n", encoding="utf-8")

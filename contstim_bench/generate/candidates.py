@@ -14,7 +14,8 @@ Every scorer is used in one of three search modes, chosen by what it offers:
     LM that implements :class:`~contstim_bench.scoring.protocols.LazySweep` is scored with its
     fixed-prefix methods, whose values do not depend on which candidates are scored together,
     and :func:`lazy_causal_shortlist` finds the same shortlist computing the full next-word
-    value only of the words whose first token passes the threshold.
+    value only of the words whose first tokens pass the threshold, words that share first
+    tokens sharing their forward passes.
 ``regression``
     masked LMs (``word_completion_logprobs``): the word-completion log-probabilities are the
     regressor of Eq. 3, a linear predictor of the sentence log-probability.
@@ -121,33 +122,27 @@ def lazy_causal_shortlist(
     min_words: int = 10,
 ) -> np.ndarray:
     """:func:`causal_shortlist` (the same mask) computing a candidate's full conditional
-    log-probability only when its upper bound (:meth:`~LazySweep.first_token_logprobs`: the
-    probability of its first token) reaches the threshold being tried."""
+    log-probability only when the probability of its first tokens reaches the threshold being
+    tried (:meth:`~LazySweep.next_word_bounds`)."""
     cands = list(candidates)
     if not cands:
         return np.zeros(0, dtype=bool)
     if step <= 0:
         raise ValueError(f"shortlist threshold step must be positive, got {step}")
     prefix = list(prefix_words)
-    bound = np.asarray(scorer.first_token_logprobs(prefix, cands), dtype=np.float64)
-    lp = np.full(len(cands), np.nan)
     need = min(min_words, len(cands))
-
-    def fill(mask: np.ndarray) -> None:
-        idx = np.flatnonzero(mask & np.isnan(lp))
-        if len(idx):
-            lp[idx] = scorer.prefix_next_word_logprobs(prefix, [cands[i] for i in idx])
-            part = lp[idx]
-            _settle_near_thresholds(scorer, prefix, [cands[i] for i in idx], part, threshold, step)
-            lp[idx] = part
-
     t = threshold
     while True:
-        # a value that can pass t (also once settled near it) has a bound >= t - NEAR_THRESHOLD
-        fill(bound >= t - NEAR_THRESHOLD)
+        # a value that can pass t (also once settled near it) is >= t - NEAR_THRESHOLD: exact
+        values, exact = scorer.next_word_bounds(prefix, cands, t - NEAR_THRESHOLD)
+        lp = np.where(exact, values, np.nan)
+        known = np.flatnonzero(exact)
+        part = lp[known]
+        _settle_near_thresholds(scorer, prefix, [cands[i] for i in known], part, threshold, step)
+        lp[known] = part
         if (lp >= t).sum() >= need:
             return lp >= t
-        if not (np.isfinite(bound) & np.isnan(lp)).any():
+        if not (np.isfinite(values) & ~exact).any():
             break  # every candidate with a finite bound is known; lowering t adds none
         t -= step
     finite = np.isfinite(lp)  # unknown values (nan) have bound -inf, so they are -inf: not finite

@@ -75,28 +75,46 @@ def vocabulary_from_words(words: Iterable[str], source: str) -> Vocabulary:
     return Vocabulary(first=first, rest=rest, source=source)
 
 
-def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None
-                    ) -> Vocabulary:
+def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None,
+                    size: int | None = None) -> Vocabulary:
     """The replacement vocabulary named by ``spec``.
 
     ``None`` or ``"contstim"``: the 29,157-entry vocabulary of the built contstim dataset.  A
     ``.txt`` file: one word per line (see :func:`vocabulary_from_words`).  A ``.parquet`` or
-    ``.csv`` file: columns ``word`` and ``capitalized``.  FileNotFoundError names a missing file.
+    ``.csv`` file: columns ``word`` and ``capitalized`` (and optionally ``frequency``).
+    ``size``: keep the ``size`` most frequent words of each list (position 0's and the
+    others'), by the ``frequency`` column when the table has one, else the first ``size``.
+    FileNotFoundError names a missing file.
     """
+    if size is not None and (isinstance(size, bool) or not isinstance(size, int) or size < 1):
+        raise ValueError(f"vocabulary size must be a positive integer, got {size!r}")
     if spec is None or str(spec) == DATASET:
         from contstim_bench.data.load import dataset_dir
 
         path = dataset_dir(DATASET, datasets_dir) / "vocabulary" / "train.parquet"
-        return vocabulary_from_table(pd.read_parquet(path), f"{DATASET}:vocabulary")
+        return _table_vocabulary(pd.read_parquet(path), f"{DATASET}:vocabulary", size)
     path = Path(spec).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"vocabulary file not found: {path}")
     if path.suffix == ".parquet":
-        return vocabulary_from_table(pd.read_parquet(path), str(path))
+        return _table_vocabulary(pd.read_parquet(path), str(path), size)
     if path.suffix == ".csv":
-        return vocabulary_from_table(pd.read_csv(path), str(path))
+        return _table_vocabulary(pd.read_csv(path), str(path), size)
     lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
-    return vocabulary_from_words([ln for ln in lines if ln], str(path))
+    vocab = vocabulary_from_words([ln for ln in lines if ln], str(path))
+    if size is None:
+        return vocab
+    return Vocabulary(vocab.first[:size], vocab.rest[:size], f"{vocab.source} (first {size})")
+
+
+def _table_vocabulary(table: pd.DataFrame, source: str, size: int | None) -> Vocabulary:
+    if size is None:
+        return vocabulary_from_table(table, source)
+    if "frequency" in table.columns:
+        table = table.sort_values("frequency", ascending=False, kind="stable")
+    vocab = vocabulary_from_table(table, source)
+    how = "most frequent" if "frequency" in table.columns else "first"
+    return Vocabulary(vocab.first[:size], vocab.rest[:size], f"{source} ({how} {size})")
 
 
 @dataclass(frozen=True)

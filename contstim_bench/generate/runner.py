@@ -153,7 +153,7 @@ class RunPlan:
 
 
 def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sentences: int, *,
-             pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
+             pool: str | None = None, vocabulary: str | None = None, vocabulary_size: int | None = None, seed: int = 0,
              settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
              datasets_dir: str | os.PathLike | None = None) -> RunPlan:
     """Resolve the run's inputs (models, start sentences, vocabulary) and its ``run.json`` record."""
@@ -165,7 +165,7 @@ def plan_run(output: str | os.PathLike, models: str | Sequence[str], start_sente
     settings = settings or SearchSettings()
     sentences, pool_desc = load_pool(pool, datasets_dir)
     starts = choose_start_sentences(sentences, start_sentences, int(seed))
-    vocab = load_vocabulary(vocabulary, datasets_dir)
+    vocab = load_vocabulary(vocabulary, datasets_dir, vocabulary_size)
     fw = frozenset(w.lower() for w in load_function_words())
     record = {
         "format": RUN_FORMAT,
@@ -367,7 +367,7 @@ class SyntheticRun:
 
 
 def synthesize(output: str | os.PathLike, models: str | Sequence[str], start_sentences: int, *,
-               pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
+               pool: str | None = None, vocabulary: str | None = None, vocabulary_size: int | None = None, seed: int = 0,
                settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
                batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
                datasets_dir: str | os.PathLike | None = None) -> SyntheticRun | None:
@@ -375,7 +375,8 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str], start_sen
     ``output``; process 0 returns a summary of the written dataset, other processes None."""
     from .synthetic import read_triplets
 
-    plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
+    plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary,
+                    vocabulary_size=vocabulary_size, seed=seed,
                     settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir)
     folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress)
     if folder is None:

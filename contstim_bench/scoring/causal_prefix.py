@@ -338,6 +338,94 @@ class SharedPrefixScoring:
         prefix = self._prefix_ids(list(prefix_words))
         return self._memoized(prefix, "next_word", self._next_texts(prefix_words, cands), whole_offset=True)
 
+    def next_word_bounds(self, prefix_words: Sequence[str], candidates: Sequence[str],
+                         floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, exact)``: :meth:`prefix_next_word_logprobs` where ``exact``, which holds
+        for every candidate whose value may reach ``floor``; elsewhere an upper bound below
+        ``floor`` (the log-probability of the word's first tokens: the others only lower it).
+
+        Words that share their first tokens share the forward passes of those tokens (a trie
+        over the candidates' tokens, one row per distinct token prefix), so the words of a
+        29,000-word vocabulary cost about as many rows as they have distinct first tokens.
+        Exact values are kept for later calls.  float64 nats."""
+        cands = _check_words(candidates, "candidate")
+        prefix_words = list(prefix_words)
+        prefix = self._prefix_ids(prefix_words)
+        state = self._fixed_prefix_state(prefix)
+        texts = self._next_texts(prefix_words, cands)
+        conts = self._split(prefix, texts)
+        memo = state["next_word"]
+        values = np.empty(len(cands), dtype=np.float64)
+        exact = np.ones(len(cands), dtype=bool)
+        todo, whole = [], []
+        first = state["next"].double().cpu().numpy()
+        for i, (t, c) in enumerate(zip(texts, conts)):
+            if t in memo:
+                values[i] = memo[t]
+            elif c is None:
+                whole.append(i)
+            elif len(c) == 1:
+                values[i] = memo[t] = float(first[c[0]])
+            else:
+                todo.append(i)
+        if whole:
+            values[whole] = self.prefix_next_word_logprobs(prefix_words, [cands[i] for i in whole])
+        if todo:
+            sums, complete = self._trie_sums(prefix, state, [conts[i] for i in todo], floor)
+            counts = self.__dict__.setdefault("_fixed_counts", {"sweep": 0, "next_word": 0})
+            counts["next_word"] += int(complete.sum())
+            for i, v, ok in zip(todo, sums, complete):
+                values[i] = v
+                exact[i] = bool(ok)
+                if ok:
+                    memo[texts[i]] = float(v)
+        return values, exact
+
+    def _trie_sums(self, prefix: tuple[int, ...], state: dict, conts: list[list[int]],
+                   floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """Log-probabilities of multi-token continuations after ``prefix`` summed token by token
+        over a trie of their tokens, a continuation stopping once its partial sum is below
+        ``floor``: ``(sums, complete)``."""
+        torch = self._torch
+        first = state["next"].double().cpu().numpy()
+        sums = np.array([first[c[0]] for c in conts], dtype=np.float64)
+        complete = np.zeros(len(conts), dtype=bool)
+        alive = [i for i in range(len(conts)) if sums[i] >= floor]
+        roots = sorted({conts[i][0] for i in alive})
+        with torch.inference_mode():
+            for start in range(0, len(roots), self.DECISION_ROWS):
+                chunk = set(roots[start: start + self.DECISION_ROWS])
+                members = [i for i in alive if conts[i][0] in chunk]
+                keys = sorted({(conts[i][0],) for i in members})
+                cache = copy.deepcopy(state["cache"])
+                cache.batch_repeat_interleave(len(keys))
+                mask = torch.ones((len(keys), len(prefix)), dtype=torch.long, device=self.device)
+                depth = 1
+                while keys:
+                    rows = {k: r for r, k in enumerate(keys)}
+                    ids = torch.tensor([[k[-1]] for k in keys], dtype=torch.long, device=self.device)
+                    mask = torch.cat([mask, torch.ones((len(keys), 1), dtype=torch.long, device=self.device)], 1)
+                    logits = self._forward(ids, mask, cache)
+                    if cache_batch(cache) > len(keys):  # _forward replicated a small batch
+                        cache.batch_select_indices(torch.arange(len(keys), device=self.device))
+                    logp = torch.log_softmax(logits[:, -1].float(), -1).double().cpu().numpy()
+                    still = []
+                    for i in members:
+                        c = conts[i]
+                        sums[i] += logp[rows[tuple(c[:depth])], c[depth]]
+                        if len(c) == depth + 1:
+                            complete[i] = True
+                        elif sums[i] >= floor:
+                            still.append(i)
+                    members = still
+                    keys = sorted({tuple(conts[i][: depth + 1]) for i in members})
+                    if keys:
+                        parents = torch.tensor([rows[k[:-1]] for k in keys], dtype=torch.long, device=self.device)
+                        cache.batch_select_indices(parents)
+                        mask = mask[parents]
+                    depth += 1
+        return sums, complete
+
     def first_token_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """Upper bounds of :meth:`prefix_next_word_logprobs` from the prefix's forward pass alone:
         the already computed value where there is one, else log p(the candidate's first token |

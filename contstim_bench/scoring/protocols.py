@@ -81,6 +81,11 @@ class LazySweep(Protocol):
     def first_token_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """Upper bounds of :meth:`prefix_next_word_logprobs` (nats, float64; +inf = no bound)."""
 
+    def next_word_bounds(self, prefix_words: Sequence[str], candidates: Sequence[str],
+                         floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, exact)``: next-word values where ``exact`` (every value that may reach
+        ``floor``), upper bounds below ``floor`` elsewhere (nats, float64)."""
+
     def sweep_upper_bounds(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
         """Upper bounds of :meth:`prefix_sweep` (nats, float64; +inf = no bound)."""
 
