@@ -250,11 +250,17 @@ class SharedPrefixScoring:
 
     def _split(self, prefix: tuple[int, ...], texts: list[str]) -> list[list[int] | None]:
         """The ids of each text after ``prefix``; None where its tokens do not begin with it.
-        Kept in the prefix's state (a search tokenizes the same candidates again and again)."""
+        Kept in the prefix's state (a search tokenizes the same candidates again and again).
+        Tokenized by the fast tokenizer's backend (the ids of :meth:`encode`, without the
+        per-text conversions of the ``transformers`` wrapper)."""
         known = self._fixed_prefix_state(prefix)["split"]
         todo = list(dict.fromkeys(t for t in texts if t not in known))
         if todo:
-            for text, seq in zip(todo, self.encode(todo)):
+            encodings = self.tokenizer.backend_tokenizer.encode_batch(todo, add_special_tokens=False)
+            for text, enc in zip(todo, encodings):
+                if not enc.ids:
+                    raise ValueError(f"model {self.name}: text {text!r} has no tokens")
+                seq = [self.start_id, *enc.ids]
                 ok = len(seq) > len(prefix) and tuple(seq[: len(prefix)]) == prefix
                 known[text] = seq[len(prefix):] if ok else None
         return [known[t] for t in texts]
@@ -327,14 +333,14 @@ class SharedPrefixScoring:
         """:meth:`sweep` with the shared prefix fixed to the start token and the words before
         ``position``: each value is independent of the other candidates, and kept for later
         calls.  float64 nats."""
-        cands = _check_words(candidates, "candidate")
+        cands = _candidate_words(candidates)
         texts = self._sentences(words, position, cands)
         return self._memoized(self._prefix_ids(list(words)[:position]), "sweep", texts, whole_offset=False)
 
     def prefix_next_word_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """:meth:`next_word_logprobs` with the prefix fixed (start token + prefix words): log p(c |
         prefix) summed over c's tokens, independent of the other candidates, kept for later calls."""
-        cands = _check_words(candidates, "candidate")
+        cands = _candidate_words(candidates)
         prefix = self._prefix_ids(list(prefix_words))
         return self._memoized(prefix, "next_word", self._next_texts(prefix_words, cands), whole_offset=True)
 
@@ -348,7 +354,7 @@ class SharedPrefixScoring:
         over the candidates' tokens, one row per distinct token prefix), so the words of a
         29,000-word vocabulary cost about as many rows as they have distinct first tokens.
         Exact values are kept for later calls.  float64 nats."""
-        cands = _check_words(candidates, "candidate")
+        cands = _candidate_words(candidates)
         prefix_words = list(prefix_words)
         prefix = self._prefix_ids(prefix_words)
         state = self._fixed_prefix_state(prefix)
@@ -431,7 +437,7 @@ class SharedPrefixScoring:
         the already computed value where there is one, else log p(the candidate's first token |
         prefix), which is at least the sum over all of its tokens (each term is <= 0, also in
         floating point); +inf (no bound) where the candidate's tokens do not extend the prefix's."""
-        cands = _check_words(candidates, "candidate")
+        cands = _candidate_words(candidates)
         prefix = self._prefix_ids(list(prefix_words))
         state = self._fixed_prefix_state(prefix)
         texts = self._next_texts(prefix_words, cands)
@@ -460,7 +466,7 @@ class SharedPrefixScoring:
         log-probability, an upper bound of the whole (the remaining tokens only lower it), falls
         below the threshold: a sentence that a replacement made improbable is usually ruled out
         after two or three tokens.  Kept values decide at once.  float64."""
-        cands = _check_words(candidates, "candidate")
+        cands = _candidate_words(candidates)
         words = list(words)
         texts = self._sentences(words, position, cands)
         prefix = self._prefix_ids(words[:position])
@@ -542,7 +548,7 @@ class SharedPrefixScoring:
         log p(prefix) + (:meth:`first_token_logprobs`) + :data:`BOUND_MARGIN`, since the words
         after the position only add log-probabilities <= 0; +inf where the sentence's tokens do
         not begin with the tokens of the prefix and the word.  float64 nats."""
-        cands = _check_words(candidates, "candidate")
+        cands = _candidate_words(candidates)
         words = list(words)
         prefix = self._prefix_ids(words[:position])
         state = self._fixed_prefix_state(prefix)
@@ -568,6 +574,22 @@ def tile_cache(cache, reps: int) -> None:
         if getattr(layer, "keys", None) is not None and layer.keys.numel():
             layer.keys = layer.keys.repeat(reps, *([1] * (layer.keys.dim() - 1)))
             layer.values = layer.values.repeat(reps, *([1] * (layer.values.dim() - 1)))
+
+
+def _candidate_words(candidates) -> list[str]:
+    """:func:`_check_words` for the long candidate lists of the ``LazySweep`` methods (one
+    C-level ``split`` per word instead of a Python loop over its characters)."""
+    if isinstance(candidates, str):
+        raise TypeError("expected a sequence of candidate words, got a single str")
+    out = list(candidates)
+    if not out:
+        raise ValueError("no candidate words given")
+    for i, c in enumerate(out):
+        if not isinstance(c, str):
+            raise TypeError(f"candidate {i} is {type(c).__name__}, not str: {c!r}")
+        if c.split() != [c]:
+            raise ValueError(f"candidate {i} ({c!r}) must be a non-empty word without spaces")
+    return out
 
 
 def _check_words(candidates, what: str) -> list[str]:
