@@ -114,8 +114,13 @@ def test_lazy_shortlist_is_the_shortlist(setup):
         for threshold, min_words in ((-10.0, 10), (-4.0, 10), (-2.0, 40), (-10.0, 1000)):
             fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
             lazy = lazy_causal_shortlist(fresh, prefix, cands, threshold, 5.0, min_words)
-            assert lazy.tolist() == causal_shortlist(tiny, prefix, cands, threshold, 5.0, min_words).tolist()
+            plain = causal_shortlist(tiny, prefix, cands, threshold, 5.0, min_words)
+            assert lazy.tolist() == plain.tolist()
             assert 0 < fresh.evaluation_counts()["next_word"] <= len(cands)
+            relevant = np.arange(len(cands)) % 3 == 0  # e.g. the candidates an n-gram model keeps
+            fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+            some = lazy_causal_shortlist(fresh, prefix, cands, threshold, 5.0, min_words, relevant=relevant)
+            assert some.tolist() == (plain & relevant).tolist()
 
 
 def run_both(setup, names: tuple[str, str], starts: list[str], seed: int):

@@ -120,10 +120,16 @@ def lazy_causal_shortlist(
     threshold: float = -10.0,
     step: float = 5.0,
     min_words: int = 10,
+    relevant: np.ndarray | None = None,
 ) -> np.ndarray:
     """:func:`causal_shortlist` (the same mask) computing a candidate's full conditional
     log-probability only when the probability of its first tokens reaches the threshold being
-    tried (:meth:`~LazySweep.next_word_bounds`)."""
+    tried (:meth:`~LazySweep.next_word_bounds`).
+
+    ``relevant`` (bool per candidate): only these candidates' membership is wanted; the mask is
+    then False for the others.  When ``min_words`` candidates pass ``threshold`` on values known
+    without running the model (single-token words, kept values), that threshold is the one the
+    rule stops at, and only the relevant candidates' values are computed."""
     cands = list(candidates)
     if not cands:
         return np.zeros(0, dtype=bool)
@@ -131,15 +137,28 @@ def lazy_causal_shortlist(
         raise ValueError(f"shortlist threshold step must be positive, got {step}")
     prefix = list(prefix_words)
     need = min(min_words, len(cands))
+    if relevant is not None and not np.all(relevant):
+        values, exact = scorer.next_word_bounds(prefix, cands, np.inf)  # the free values only
+        lp = _settled(scorer, prefix, cands, values, exact, threshold, step)
+        if (lp >= threshold).sum() >= need:
+            out = np.zeros(len(cands), dtype=bool)
+            idx = np.flatnonzero(relevant)
+            if len(idx):
+                sub = [cands[i] for i in idx]
+                values, exact = scorer.next_word_bounds(prefix, sub, threshold - NEAR_THRESHOLD)
+                out[idx] = _settled(scorer, prefix, sub, values, exact, threshold, step) >= threshold
+            return out
+    mask = _lazy_rule(scorer, prefix, cands, threshold, step, need)
+    return mask if relevant is None else mask & np.asarray(relevant, dtype=bool)
+
+
+def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, step: float, need: int) -> np.ndarray:
+    """The shortlist rule of :func:`causal_shortlist` on values computed as far as it needs."""
     t = threshold
     while True:
         # a value that can pass t (also once settled near it) is >= t - NEAR_THRESHOLD: exact
         values, exact = scorer.next_word_bounds(prefix, cands, t - NEAR_THRESHOLD)
-        lp = np.where(exact, values, np.nan)
-        known = np.flatnonzero(exact)
-        part = lp[known]
-        _settle_near_thresholds(scorer, prefix, [cands[i] for i in known], part, threshold, step)
-        lp[known] = part
+        lp = _settled(scorer, prefix, cands, values, exact, threshold, step)
         if (lp >= t).sum() >= need:
             return lp >= t
         if not (np.isfinite(values) & ~exact).any():
@@ -151,6 +170,17 @@ def lazy_causal_shortlist(
     while (lp >= t).sum() < need:
         t -= step
     return lp >= t
+
+
+def _settled(scorer, prefix_words: Sequence[str], cands: list[str], values: np.ndarray, exact: np.ndarray,
+             threshold: float, step: float) -> np.ndarray:
+    """The exact values (nan where only a bound is known), settled near the thresholds."""
+    lp = np.where(exact, values, np.nan)
+    known = np.flatnonzero(exact)
+    part = lp[known]
+    _settle_near_thresholds(scorer, prefix_words, [cands[i] for i in known], part, threshold, step)
+    lp[known] = part
+    return lp
 
 
 def _settle_near_thresholds(scorer, prefix_words: Sequence[str], cands: list[str], lp: np.ndarray,

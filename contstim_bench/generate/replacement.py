@@ -69,14 +69,14 @@ class ModelValues:
     else nan).
 
     ``lazy``: compute only on :meth:`ensure` / :meth:`decide` (a causal LM with
-    :class:`LazySweep`); otherwise every value is computed at once.  The values of a causal LM's
+    :class:`LazySweep`); otherwise every value is computed at once (or given as ``values``).  The values of a causal LM's
     sweeps round a little differently depending on what they are computed with (about 1e-5
     nats in float32), so every decision they make within :data:`DECISION_MARGIN` of its
     threshold, or between two candidates that close, is taken on canonical scores
     (``scorer.score`` of the sentence alone) instead: both strategies then decide alike."""
 
     def __init__(self, model, words: Sequence[str], position: int, cands: list[str], lazy: bool,
-                 evaluations: Evaluations):
+                 evaluations: Evaluations, values: np.ndarray | None = None):
         self.model = model
         self.words = list(words)
         self.position = position
@@ -89,7 +89,10 @@ class ModelValues:
         self.at_least = np.full(len(cands), np.nan)
         self.threshold: float | None = None
         self._canonical: dict[int, float] = {}
-        if self.lazy:
+        if values is not None:  # computed already (an exhaustive-mode model's values)
+            self.exact = np.asarray(values, dtype=np.float64).copy()
+            self.upper = self.exact.copy()
+        elif self.lazy:
             self.upper = np.asarray(scorer.sweep_upper_bounds(self.words, position, cands), dtype=np.float64)
         else:
             self.upper = np.full(len(cands), np.inf)

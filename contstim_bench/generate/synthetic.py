@@ -108,7 +108,7 @@ class SearchSettings:
     strategy: str = "lazy"
     """``lazy`` (score causal LMs only as far as the ranking needs) or ``plain`` (score every
     candidate with every model); the same result (see :mod:`.replacement`)."""
-    lazy_batch: int = 16
+    lazy_batch: int = 32
     """Lazy strategy: candidates a causal LM scores together while looking for a feasible one."""
 
     def __post_init__(self):
@@ -274,38 +274,56 @@ class _Attempt:
     def run(self) -> tuple[str, float, float] | None:
         if not self.cands:
             return None
-        settings = self.s.settings
+        s, settings = self.s, self.s.settings
         lazy = settings.strategy == "lazy"
-        models = (self.s.accept, self.s.reject)
+        models = {"accept": s.accept, "reject": s.reject}
         cands = self.cands
-        shortlisters = [m for m in models if m.mode == "shortlist"]
+        shortlisters = [m for m in models.values() if m.mode == "shortlist"]
+        exact_path = all(m.mode != "regression" for m in models.values())
+        cheap: dict[str, np.ndarray] = {}  # exhaustive-mode values of every allowed candidate
+        relevant = None  # candidates that the cheap models do not rule out
+        if exact_path and shortlisters:
+            for role, m in models.items():
+                if m.mode == "exhaustive":
+                    cheap[role] = candidate_logprobs(m.scorer, self.words, self.position, cands)
+                    self.evaluations.cheap += len(cands)
+            relevant = np.ones(len(cands), dtype=bool)
+            if "accept" in cheap:
+                relevant &= cheap["accept"] >= s.target
+            if "reject" in cheap:
+                relevant &= cheap["reject"] < s.lp_reject
         if shortlisters:
             keep = np.zeros(len(cands), dtype=bool)
             prefix = self.words[: self.position]
+            rule = (settings.threshold, settings.threshold_step, settings.min_shortlist)
             for m in shortlisters:
-                rule = (settings.threshold, settings.threshold_step, settings.min_shortlist)
                 if isinstance(m.scorer, LazySweep):
                     before = m.scorer.evaluation_counts()["next_word"]
-                    shortlist = lazy_causal_shortlist if lazy else causal_shortlist
-                    keep |= shortlist(m.scorer, prefix, cands, *rule)
+                    if lazy:  # a candidate the cheap model rules out needs no next-word value
+                        keep |= lazy_causal_shortlist(m.scorer, prefix, cands, *rule,
+                                                      relevant=relevant if len(shortlisters) == 1 else None)
+                    else:
+                        keep |= causal_shortlist(m.scorer, prefix, cands, *rule)
                     self.evaluations.next_word += m.scorer.evaluation_counts()["next_word"] - before
                 else:
                     keep |= causal_shortlist(m.scorer, prefix, cands, *rule)
                     self.evaluations.next_word += len(cands)
-            cands = [c for c, k in zip(cands, keep) if k]
+            index = np.flatnonzero(keep)
+            cands = [cands[i] for i in index]
+            cheap = {role: v[index] for role, v in cheap.items()}
             self.n_candidates = len(cands)
             if not cands:
                 return None
-        if all(m.mode != "regression" for m in models):
-            return self._pick(cands, lazy)
+        if exact_path:
+            return self._pick(cands, lazy, cheap)
         return self._regression(cands)
 
-    def _pick(self, cands: list[str], lazy: bool) -> tuple[str, float, float] | None:
+    def _pick(self, cands: list[str], lazy: bool, cheap: dict[str, np.ndarray]) -> tuple[str, float, float] | None:
         """The first candidate of the Eq. 2 ranking that its canonical scores confirm
-        (:mod:`.replacement`)."""
+        (:mod:`.replacement`); ``cheap``: values already computed, by role."""
         s = self.s
-        acc = ModelValues(s.accept, self.words, self.position, cands, lazy, self.evaluations)
-        rej = ModelValues(s.reject, self.words, self.position, cands, lazy, self.evaluations)
+        acc = ModelValues(s.accept, self.words, self.position, cands, lazy, self.evaluations, cheap.get("accept"))
+        rej = ModelValues(s.reject, self.words, self.position, cands, lazy, self.evaluations, cheap.get("reject"))
         ranked = improving_candidates(acc, rej, s.target, s.lp_reject, s.settings.lazy_batch)
         if not lazy:  # every value is known: note whether upstream's penalty form would differ
             first = next(ranked, None)
