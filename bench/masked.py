@@ -6,9 +6,13 @@ the natural sentences of Golan et al. (8 words each), then, in one run:
 1. ``approx-ll`` (exact mean over all word orders) vs ``approx-ll-sampled`` (100 random orders,
    the paper's algorithm): model rows, wall time (best of ``--repeats``), and agreement in units
    of the Monte-Carlo standard error of the sampled estimate.
-   Targets: >= 3x fewer rows, >= 2.5x faster, |difference| <= 3 standard errors.
+   Targets: >= 3x fewer rows, >= 2x faster, |difference| <= 3 standard errors.  (Until issue 16
+   the time target was 2.5x: since then the output projection runs only at read-out positions,
+   which speeds up both forms and the sampled one more, as exact enumeration reads out 1.28x as
+   many (row, position) pairs from its 3x fewer rows.)
 2. ``pll-word-l2r`` against the bare forward pass over exactly the rows it runs (same batches).
-   Target: scorer time <= 1.10 x bare time.
+   Target: scorer time <= 1.10 x bare time.  (The scorer computes vocabulary logits only at the
+   read-out positions, the bare pass at every position, so the ratio can fall below 1.)
 
 Also reports, from the plans alone, the row ratio when words split into several pieces
 (a 1,000-token vocabulary), where exact enumeration needs 2^k - 2 extra rows per multi-piece
@@ -23,7 +27,10 @@ word and masked set.
    errors.  For 8-word sentences the exact form needs 2^7 = 128 contexts per word against the
    sampled form's 100 orders, so 1.28x its read-outs, but far fewer rows (encoder passes):
    2^8 - 1 + 2^7 * sum(2^k - 2) against 100 * sum(2^k - 1).  Target: approx-ll at least as fast
-   as approx-ll-sampled (``real_speedup`` >= 1), within 3 standard errors.
+   as approx-ll-sampled in CPU time (``real_cpu_speedup`` >= 1; wall time is also printed, but on a
+   shared machine it mostly measures the other processes), and every sentence within the
+   family-wise 1% bound of Monte-Carlo standard errors (``real_z_bound``: 4.0 for 160 sentences;
+   the mean |z| of an unbiased estimate is about 0.80).
 
 Ends with one JSON line.
 
@@ -82,7 +89,7 @@ def main(argv=None) -> int:
     real = bench_real_stimuli(args) if args.real_sentences > 0 else {}
     if args.only_real:
         result = {"bench": "masked", "device": args.device, "torch_threads": torch.get_num_threads(), **real}
-        result["pass"] = bool(real.get("real_speedup", 0) >= 1 and real.get("real_max_abs_z", 99) <= 3)
+        result["pass"] = bool(real.get("real_cpu_speedup", 0) >= 1 and real.get("real_max_abs_z", 99) <= real.get("real_z_bound", 0))
         print(json.dumps(result))
         return 0 if result["pass"] else 1
 
@@ -181,9 +188,9 @@ def main(argv=None) -> int:
         **real,
     }
     result["pass"] = bool(
-        result["rows_ratio"] >= 3 and result["speedup"] >= 2.5 and result["max_abs_z"] <= 3
+        result["rows_ratio"] >= 3 and result["speedup"] >= 2 and result["max_abs_z"] <= 3
         and result["pll_over_bare"] <= 1.10
-        and (not real or (real["real_speedup"] >= 1 and real["real_max_abs_z"] <= 3))
+        and (not real or (real["real_cpu_speedup"] >= 1 and real["real_max_abs_z"] <= real["real_z_bound"]))
     )
     print(json.dumps(result))
     return 0 if result["pass"] else 1
@@ -204,6 +211,7 @@ def real_stimuli(n: int) -> list[str]:
 
 def bench_real_stimuli(args) -> dict:
     """Section 3 of the module docstring: exact vs sampled approx-ll on real stimuli."""
+    import scipy.stats
     import torch
 
     from contstim_bench.scoring import masked
@@ -263,6 +271,7 @@ def bench_real_stimuli(args) -> dict:
         "real_approx_ll_sampled_cpu_s": round(best["sampled"][1], 2),
         "real_cpu_speedup": round(best["sampled"][1] / best["exact"][1], 3),
         "real_max_abs_z": round(float(z.max()), 3),
+        "real_z_bound": round(float(scipy.stats.norm.ppf(1 - 0.01 / (2 * len(sents)))), 3),
         "real_mean_abs_z": round(float(z.mean()), 3),
         "real_torch_threads": torch.get_num_threads(),
     }
