@@ -105,6 +105,16 @@ def test_fixed_prefix_values_and_bounds(setup):
         assert known.mean() > 0.9
         assert (decided[known] == (values[known] >= threshold)).all()
         assert (np.abs(values[known] - threshold) > 1e-3).all()
+        runs = fresh.evaluation_counts()["bounded"]
+        again = fresh.sweep_at_least(words, position, cands, threshold, 1e-3)
+        assert np.array_equal(again, decided, equal_nan=True)
+        assert fresh.evaluation_counts()["bounded"] == runs  # every decision came from kept sums
+        if position < len(words) - 1:  # the last word changed: kept sums of the first tokens still count
+            changed = words[:-1] + ["tomorrow" if words[-1] != "tomorrow" else "today"]
+            truth = tiny.prefix_sweep(changed, position, cands)
+            found = fresh.sweep_at_least(changed, position, cands, threshold, 1e-3)
+            ok = ~np.isnan(found)
+            assert ok.mean() > 0.9 and (found[ok] == (truth[ok] >= threshold)).all()
 
 
 def test_lazy_shortlist_is_the_shortlist(setup):

@@ -228,7 +228,8 @@ class SharedPrefixScoring:
         """The kept state of ``prefix`` (start token included): ``lp`` (log p of its tokens
         after the start token), ``cache`` (key/value cache), ``next`` (log-softmax of the next
         token), ``next_word`` and ``sweep`` (values computed so far: text -> nats), ``split``
-        (token ids of texts after the prefix)."""
+        (token ids of texts after the prefix), ``chain`` (partial sums of :meth:`sweep_at_least`:
+        the first tokens after the prefix -> the sum of their log-probabilities)."""
         # kept on the instance, created on first use (the scorer's __init__ is causal.py's)
         states = self.__dict__.setdefault("_fixed_prefix_states", {})
         if prefix in states:
@@ -238,7 +239,7 @@ class SharedPrefixScoring:
         with torch.inference_mode():
             lp, cache, last = self._prefix_state(list(prefix))
             state = {"lp": lp, "cache": cache, "next": torch.log_softmax(last.float(), -1)[0],
-                     "next_word": {}, "sweep": {}, "split": {}}
+                     "next_word": {}, "sweep": {}, "split": {}, "chain": {}}
         states[prefix] = state
         while len(states) > self.PREFIX_STATES:
             states.pop(next(iter(states)))
@@ -465,7 +466,10 @@ class SharedPrefixScoring:
         keeping its key/value cache, and a candidate stops as soon as its partial
         log-probability, an upper bound of the whole (the remaining tokens only lower it), falls
         below the threshold: a sentence that a replacement made improbable is usually ruled out
-        after two or three tokens.  Kept values decide at once.  float64."""
+        after two or three tokens.  Kept values decide at once, and so do the partial sums of
+        earlier calls: a sentence whose first tokens after the prefix were summed before (the same
+        word at the same position, before a later word changed) is ruled out without running the
+        model when that sum already falls below the threshold.  float64."""
         cands = _candidate_words(candidates)
         words = list(words)
         texts = self._sentences(words, position, cands)
@@ -475,15 +479,29 @@ class SharedPrefixScoring:
         conts = self._split(prefix, texts)
         todo = []
         margin = self.BOUND_MARGIN if margin is None else float(margin)
+        need = threshold - state["lp"]
+        wide = margin + self.BOUND_MARGIN  # partial sums round differently from prefix_sweep
+        chains = state["chain"]
         for i, (t, c) in enumerate(zip(texts, conts)):
             if t in state["sweep"]:
                 v = state["sweep"][t]
                 out[i] = 1.0 if v - margin >= threshold else 0.0 if v + margin < threshold else np.nan
-            elif c is not None:
+                continue
+            if c is None:
+                continue
+            # the longest run of its first tokens summed before (by an earlier call): an upper bound
+            for j in range(len(c), 0, -1):
+                known = chains.get(tuple(c[:j]))
+                if known is not None:
+                    break
+            if known is not None and known + wide < need:
+                out[i] = 0.0
+            elif known is not None and j == len(c):
+                out[i] = 1.0 if known - wide >= need else np.nan
+            else:
                 todo.append(i)
         counts = self.__dict__.setdefault("_fixed_counts", {"sweep": 0, "next_word": 0})
         counts["bounded"] = counts.get("bounded", 0) + len(todo)
-        need = threshold - state["lp"]
         for batch in length_sorted_batches([len(conts[i]) for i in todo], max(self.batch_size, self.DECISION_ROWS)):
             rows = [todo[b] for b in batch]
             out[rows] = self._chunked_decisions(prefix, state, [conts[i] for i in rows], need, margin, chunk)
@@ -498,6 +516,9 @@ class SharedPrefixScoring:
         out = np.full(n, np.nan)
         first = torch.tensor([c[0] for c in conts], dtype=torch.long, device=state["next"].device)
         partial = state["next"][first].double().cpu().numpy()
+        chains = state["chain"]
+        for r, c in enumerate(conts):
+            chains[(c[0],)] = float(partial[r])
         active = np.arange(n)
         fed = 0  # tokens of every active continuation run so far
         cache = mask = None
@@ -541,6 +562,9 @@ class SharedPrefixScoring:
                     cache.batch_select_indices(torch.arange(len(active), device=self.device))
                 lp = self._token_logprobs(logits, targets.to(self.device)).double().cpu() * target_mask
                 partial[active] += lp.sum(-1).numpy()
+                for j, r in enumerate(active):
+                    c = conts[r]
+                    chains[tuple(c[: min(fed + chunk, len(c) - 1) + 1])] = float(partial[r])
                 fed += chunk
 
     def sweep_upper_bounds(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
