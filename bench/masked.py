@@ -6,15 +6,36 @@ the natural sentences of Golan et al. (8 words each), then, in one run:
 1. ``approx-ll`` (exact mean over all word orders) vs ``approx-ll-sampled`` (100 random orders,
    the paper's algorithm): model rows, wall time (best of ``--repeats``), and agreement in units
    of the Monte-Carlo standard error of the sampled estimate.
-   Targets: >= 3x fewer rows, >= 2.5x faster, |difference| <= 3 standard errors.
+   Targets: >= 3x fewer rows, >= 2x faster, |difference| <= 3 standard errors.  (Until issue 16
+   the time target was 2.5x: since then the output projection runs only at read-out positions,
+   which speeds up both forms and the sampled one more, as exact enumeration reads out 1.28x as
+   many (row, position) pairs from its 3x fewer rows.)
 2. ``pll-word-l2r`` against the bare forward pass over exactly the rows it runs (same batches).
-   Target: scorer time <= 1.10 x bare time.
+   Target: scorer time <= 1.10 x bare time.  (The scorer computes vocabulary logits only at the
+   read-out positions, the bare pass at every position, so the ratio can fall below 1.)
 
 Also reports, from the plans alone, the row ratio when words split into several pieces
 (a 1,000-token vocabulary), where exact enumeration needs 2^k - 2 extra rows per multi-piece
-word and masked set.  Ends with one JSON line.
+word and masked set.
+
+3. **Real stimuli** (issue 16): the sentences of the ``pll`` and ``main`` experiments (read with
+   the package's loaders; ``--real-sentences`` of them, half from each, evenly spaced) on a
+   real-sized tokenizer with multi-piece words, SmolLM2's 49,152-piece byte-level BPE (with a
+   ``<mask>`` token, :func:`tiny_mlm.smollm2_bpe_with_mask`), and a random RoBERTa of the same
+   size as in 1.: ``approx-ll`` vs ``approx-ll-sampled`` in model rows, vocabulary read-outs,
+   wall and CPU time (interleaved repeats, best kept) and agreement in Monte-Carlo standard
+   errors.  For 8-word sentences the exact form needs 2^7 = 128 contexts per word against the
+   sampled form's 100 orders, so 1.28x its read-outs, but far fewer rows (encoder passes):
+   2^8 - 1 + 2^7 * sum(2^k - 2) against 100 * sum(2^k - 1).  Target: approx-ll at least as fast
+   as approx-ll-sampled in CPU time (``real_cpu_speedup`` >= 1; wall time is also printed, but on a
+   shared machine it mostly measures the other processes), and every sentence within the
+   family-wise 1% bound of Monte-Carlo standard errors (``real_z_bound``: 4.0 for 160 sentences;
+   the mean |z| of an unbiased estimate is about 0.80).
+
+Ends with one JSON line.
 
     python bench/masked.py [--sentences 8] [--pll-sentences 200] [--repeats 2] [--device cpu]
+                           [--real-sentences 160] [--real-repeats 1] [--only-real]
 """
 from __future__ import annotations
 
@@ -53,9 +74,24 @@ def main(argv=None) -> int:
     ap.add_argument("--vocab", type=int, default=30000, help="WordPiece vocabulary size (default 30000, BERT-like)")
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--batch-size", type=int, default=256)
+    ap.add_argument("--real-sentences", type=int, default=160,
+                    help="real pll + main stimuli for section 3 (default 160, half from each; 0 skips it)")
+    ap.add_argument("--real-repeats", type=int, default=1, help="timed repeats of section 3 (default 1)")
+    ap.add_argument("--only-real", action="store_true", help="run only section 3 (real stimuli)")
+    ap.add_argument("--threads", type=int, default=None, help="torch intra-op threads (default: torch's)")
     args = ap.parse_args(argv)
 
     import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    real = bench_real_stimuli(args) if args.real_sentences > 0 else {}
+    if args.only_real:
+        result = {"bench": "masked", "device": args.device, "torch_threads": torch.get_num_threads(), **real}
+        result["pass"] = bool(real.get("real_cpu_speedup", 0) >= 1 and real.get("real_max_abs_z", 99) <= real.get("real_z_bound", 0))
+        print(json.dumps(result))
+        return 0 if result["pass"] else 1
 
     from contstim_bench.data import sources
     from contstim_bench.scoring import masked, orders
@@ -149,13 +185,96 @@ def main(argv=None) -> int:
         "pll_over_bare": round(min(t_pll) / min(t_bare), 3),
         "vocab1000_multi_piece_words": int(sum(k > 1 for p in small_pieces for k in p)),
         "vocab1000_rows_ratio": round(small_sampled / small_exact, 3),
+        **real,
     }
     result["pass"] = bool(
-        result["rows_ratio"] >= 3 and result["speedup"] >= 2.5 and result["max_abs_z"] <= 3
+        result["rows_ratio"] >= 3 and result["speedup"] >= 2 and result["max_abs_z"] <= 3
         and result["pll_over_bare"] <= 1.10
+        and (not real or (real["real_cpu_speedup"] >= 1 and real["real_max_abs_z"] <= real["real_z_bound"]))
     )
     print(json.dumps(result))
     return 0 if result["pass"] else 1
+
+
+def real_stimuli(n: int) -> list[str]:
+    """``n`` stimuli of the pll and main experiments (half from each, evenly spaced), read with
+    the package's dataset loader."""
+    from contstim_bench.data.load import load_config
+
+    out = []
+    for exp, k in (("pll", n // 2), ("main", n - n // 2)):
+        sents = list(load_config("contstim", "sentences", exp)["sentence"])
+        stride = max(1, len(sents) // max(k, 1))
+        out += sents[::stride][:k]
+    return out
+
+
+def bench_real_stimuli(args) -> dict:
+    """Section 3 of the module docstring: exact vs sampled approx-ll on real stimuli."""
+    import scipy.stats
+    import torch
+
+    from contstim_bench.scoring import masked
+    from contstim_bench.scoring.word_pieces import tokenize_many
+
+    tiny_mlm = _tiny_mlm()
+    sents = real_stimuli(args.real_sentences)
+    tok = tiny_mlm.smollm2_bpe_with_mask()
+    model = tiny_mlm.random_masked_lm(tok, arch="roberta", hidden=256, layers=4, heads=4, intermediate=1024,
+                                      seed=0, init_range=0.1)
+    pieces = [t.pieces for t in tokenize_many(tok, sents, "whitespace")]
+
+    def make(method, **kw):
+        return masked.MaskedLMScorer(model, tok, method=method, device=args.device, batch_size=args.batch_size,
+                                     cache=False, progress=False, **kw)
+
+    exact_sc = make("approx-ll")
+    sampled_sc = make("approx-ll-sampled", orders=100, seed=0)
+    for sc in (exact_sc, sampled_sc):
+        sc.score(sents[:1])  # warm-up (first-call allocations, the read-out self-check)
+    runs = {"exact": [], "sampled": []}
+    for _ in range(max(1, args.real_repeats)):  # interleaved, so load changes hit both alike
+        for name, sc in (("exact", exact_sc), ("sampled", sampled_sc)):
+            sc.n_model_rows = sc.n_readouts = 0
+            w0, c0 = time.perf_counter(), time.process_time()
+            if name == "exact":
+                values = sc.score(sents)
+            else:
+                per_order = sc.sampled_order_logprobs(sents)
+                values = np.array([p.mean() for p in per_order])
+            runs[name].append((time.perf_counter() - w0, time.process_time() - c0, sc.n_model_rows,
+                               sc.n_readouts, values))
+    exact, sampled = runs["exact"][-1][4], runs["sampled"][-1][4]
+    se = np.array([p.std(ddof=1) / math.sqrt(len(p)) for p in per_order])
+    z = np.abs(sampled - exact) / se
+    best = {k: (min(r[0] for r in v), min(r[1] for r in v), v[-1][2], v[-1][3]) for k, v in runs.items()}
+    for k, (wall, cpu, rows, reads) in best.items():
+        print(f"real stimuli, approx-ll{'-sampled' if k == 'sampled' else ''}: {len(sents)} sentences, {rows} rows, "
+              f"{reads} read-outs, best {wall:.1f} s wall, {cpu:.1f} s CPU", file=sys.stderr)
+    flat = [k for p in pieces for k in p]
+    return {
+        "real_model": "random RobertaForMaskedLM 4x256, SmolLM2 byte-level BPE + <mask> (%d pieces)" % len(tok),
+        "real_sentences": len(sents),
+        "real_words": len(flat),
+        "real_multi_piece_words": int(sum(k > 1 for k in flat)),
+        "real_max_pieces": int(max(flat)),
+        "real_approx_ll_rows": best["exact"][2],
+        "real_approx_ll_sampled_rows": best["sampled"][2],
+        "real_rows_ratio": round(best["sampled"][2] / best["exact"][2], 3),
+        "real_approx_ll_readouts": best["exact"][3],
+        "real_approx_ll_sampled_readouts": best["sampled"][3],
+        "real_readouts_ratio": round(best["sampled"][3] / best["exact"][3], 3),
+        "real_approx_ll_s": round(best["exact"][0], 2),
+        "real_approx_ll_sampled_s": round(best["sampled"][0], 2),
+        "real_speedup": round(best["sampled"][0] / best["exact"][0], 3),
+        "real_approx_ll_cpu_s": round(best["exact"][1], 2),
+        "real_approx_ll_sampled_cpu_s": round(best["sampled"][1], 2),
+        "real_cpu_speedup": round(best["sampled"][1] / best["exact"][1], 3),
+        "real_max_abs_z": round(float(z.max()), 3),
+        "real_z_bound": round(float(scipy.stats.norm.ppf(1 - 0.01 / (2 * len(sents)))), 3),
+        "real_mean_abs_z": round(float(z.mean()), 3),
+        "real_torch_threads": torch.get_num_threads(),
+    }
 
 
 if __name__ == "__main__":

@@ -58,11 +58,14 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                    help="cap on position attempts per search (default: none)")
     s.add_argument("--threshold", type=float, default=-10.0,
                    help="causal shortlist threshold, natural log (default -10)")
+    s.add_argument("--search", choices=("lazy", "plain"), default="lazy",
+                   help="lazy (default): causal LMs score candidates only as far as the ranking needs; plain: every "
+                        "candidate with every model (slower; the same triplets)")
     s.add_argument("--device", default=None, help="torch device (default: the process's accelerate device)")
     s.add_argument("--dtype", default=None, help="model dtype (default float32)")
     s.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
     s.add_argument("--no-cache", action="store_true", help="do not use the on-disk score cache")
-    s.add_argument("--quiet", action="store_true", help="no progress bar")
+    s.add_argument("--quiet", action="store_true", help="no progress bar and no per-attempt progress lines")
     s.add_argument("--datasets", default=None, help=DATASETS_HELP)
     s.add_argument("--output", required=True, metavar="DIR", help="run folder (created; resumed when it exists)")
     s.set_defaults(func=_synthetic)
@@ -151,7 +154,8 @@ def _synthetic(args) -> int:
     from ..generate.runner import synthesize
     from ..generate.synthetic import SearchSettings
 
-    settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold)
+    settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold,
+                              strategy=args.search)
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
                       seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
                       batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet,

@@ -10,7 +10,12 @@ Every scorer is used in one of three search modes, chosen by what it offers:
 ``shortlist``
     causal LMs (``next_word_logprobs``): only candidates whose conditional log-probability
     given the preceding words is at least ``-10`` are scored (exactly, with the shared-prefix
-    ``sweep``); the threshold is lowered in steps of 5 until at least 10 words pass.
+    ``sweep``); the threshold is lowered in steps of 5 until at least 10 words pass.  A causal
+    LM that implements :class:`~contstim_bench.scoring.protocols.LazySweep` is scored with its
+    fixed-prefix methods, whose values do not depend on which candidates are scored together,
+    and :func:`lazy_causal_shortlist` finds the same shortlist computing the full next-word
+    value only of the words whose first tokens pass the threshold, words that share first
+    tokens sharing their forward passes.
 ``regression``
     masked LMs (``word_completion_logprobs``): the word-completion log-probabilities are the
     regressor of Eq. 3, a linear predictor of the sentence log-probability.
@@ -24,9 +29,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..scoring.protocols import NextWordScorer, VocabularySweep, WordCompletion
+from ..scoring.protocols import LazySweep, NextWordScorer, VocabularySweep, WordCompletion
 
 MODES = ("exhaustive", "shortlist", "regression")
+
+#: nats: a causal LM's next-word value this close to a shortlist threshold is replaced by its
+#: canonical value (scores of the texts alone), so that the plain and the lazy search, whose
+#: batched values differ by about 1e-5 nats, draw the same shortlist (see :mod:`.replacement`)
+NEAR_THRESHOLD = 1e-3
 
 
 def search_mode(scorer) -> str:
@@ -77,15 +87,22 @@ def causal_shortlist(
 ) -> np.ndarray:
     """Boolean mask of the candidates whose conditional log-probability given ``prefix_words``
     (natural log, summed over the word's tokens) is at least ``threshold``; the threshold is
-    lowered by ``step`` until at least ``min_words`` candidates pass (or all of them do)."""
+    lowered by ``step`` until at least ``min_words`` candidates pass (or all of them do).
+    Every candidate's conditional log-probability is computed."""
     cands = list(candidates)
     if not cands:
         return np.zeros(0, dtype=bool)
     if step <= 0:
         raise ValueError(f"shortlist threshold step must be positive, got {step}")
-    lp = np.asarray(scorer.next_word_logprobs(list(prefix_words), cands), dtype=np.float64)
+    if isinstance(scorer, LazySweep):
+        lp = scorer.prefix_next_word_logprobs(list(prefix_words), cands)
+    else:
+        lp = scorer.next_word_logprobs(list(prefix_words), cands)
+    lp = np.asarray(lp, dtype=np.float64)
     if lp.shape != (len(cands),):
         raise RuntimeError(f"{scorer.spec}: {lp.shape} next-word scores for {len(cands)} words")
+    if isinstance(scorer, LazySweep):
+        _settle_near_thresholds(scorer, prefix_words, cands, lp, threshold, step)
     need = min(min_words, len(cands))
     t = threshold
     finite = np.isfinite(lp)
@@ -94,6 +111,93 @@ def causal_shortlist(
     while (lp >= t).sum() < need:
         t -= step
     return lp >= t
+
+
+def lazy_causal_shortlist(
+    scorer: LazySweep,
+    prefix_words: Sequence[str],
+    candidates: Sequence[str],
+    threshold: float = -10.0,
+    step: float = 5.0,
+    min_words: int = 10,
+    relevant: np.ndarray | None = None,
+) -> np.ndarray:
+    """:func:`causal_shortlist` (the same mask) computing a candidate's full conditional
+    log-probability only when the probability of its first tokens reaches the threshold being
+    tried (:meth:`~LazySweep.next_word_bounds`).
+
+    ``relevant`` (bool per candidate): only these candidates' membership is wanted; the mask is
+    then False for the others.  When ``min_words`` candidates pass ``threshold`` on values known
+    without running the model (single-token words, kept values), that threshold is the one the
+    rule stops at, and only the relevant candidates' values are computed."""
+    cands = list(candidates)
+    if not cands:
+        return np.zeros(0, dtype=bool)
+    if step <= 0:
+        raise ValueError(f"shortlist threshold step must be positive, got {step}")
+    prefix = list(prefix_words)
+    need = min(min_words, len(cands))
+    if relevant is not None and not np.all(relevant):
+        values, exact = scorer.next_word_bounds(prefix, cands, np.inf)  # the free values only
+        lp = _settled(scorer, prefix, cands, values, exact, threshold, step)
+        if (lp >= threshold).sum() >= need:
+            out = np.zeros(len(cands), dtype=bool)
+            idx = np.flatnonzero(relevant)
+            if len(idx):
+                sub = [cands[i] for i in idx]
+                values, exact = scorer.next_word_bounds(prefix, sub, threshold - NEAR_THRESHOLD)
+                out[idx] = _settled(scorer, prefix, sub, values, exact, threshold, step) >= threshold
+            return out
+    mask = _lazy_rule(scorer, prefix, cands, threshold, step, need)
+    return mask if relevant is None else mask & np.asarray(relevant, dtype=bool)
+
+
+def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, step: float, need: int) -> np.ndarray:
+    """The shortlist rule of :func:`causal_shortlist` on values computed as far as it needs."""
+    t = threshold
+    while True:
+        # a value that can pass t (also once settled near it) is >= t - NEAR_THRESHOLD: exact
+        values, exact = scorer.next_word_bounds(prefix, cands, t - NEAR_THRESHOLD)
+        lp = _settled(scorer, prefix, cands, values, exact, threshold, step)
+        if (lp >= t).sum() >= need:
+            return lp >= t
+        if not (np.isfinite(values) & ~exact).any():
+            break  # every candidate with a finite bound is known; lowering t adds none
+        t -= step
+    finite = np.isfinite(lp)  # unknown values (nan) have bound -inf, so they are -inf: not finite
+    if finite.sum() < need:
+        return finite
+    while (lp >= t).sum() < need:
+        t -= step
+    return lp >= t
+
+
+def _settled(scorer, prefix_words: Sequence[str], cands: list[str], values: np.ndarray, exact: np.ndarray,
+             threshold: float, step: float) -> np.ndarray:
+    """The exact values (nan where only a bound is known), settled near the thresholds."""
+    lp = np.where(exact, values, np.nan)
+    known = np.flatnonzero(exact)
+    part = lp[known]
+    _settle_near_thresholds(scorer, prefix_words, [cands[i] for i in known], part, threshold, step)
+    lp[known] = part
+    return lp
+
+
+def _settle_near_thresholds(scorer, prefix_words: Sequence[str], cands: list[str], lp: np.ndarray,
+                            threshold: float, step: float) -> None:
+    """Replace, in place, the next-word values within :data:`NEAR_THRESHOLD` of a threshold the
+    shortlist may try (``threshold - j * step``, j = 0, 1, ...) by canonical values:
+    ``score(prefix + word) - score(prefix)``, each text scored alone."""
+    finite = np.isfinite(lp)
+    j = np.maximum(np.round((threshold - np.where(finite, lp, threshold)) / step), 0)
+    near = np.flatnonzero(finite & (np.abs(lp - (threshold - j * step)) <= NEAR_THRESHOLD))
+    if not len(near):
+        return
+    prefix_text = " ".join(prefix_words)
+    base = float(scorer.score([prefix_text])[0]) if prefix_text else 0.0
+    for i in near.tolist():
+        text = f"{prefix_text} {cands[i]}" if prefix_text else cands[i]
+        lp[i] = float(scorer.score([text])[0]) - base
 
 
 def completion_logprobs(scorer, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:

@@ -32,8 +32,9 @@ import hashlib
 import itertools
 import json
 import os
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -46,6 +47,7 @@ from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool
 from .synthetic import (
     OUTPUT_COLUMNS,
     TRIPLETS_DATASET,
+    AttemptReport,
     SearchModel,
     SearchSettings,
     synthesize_triplet,
@@ -55,7 +57,10 @@ from .synthetic import (
 RUN_FILE = "run.json"
 JOBS_DIR = "jobs"
 RUNNING_DIR = "running"
-RUN_FORMAT = 2  # 2: job files carry model fingerprints and a checksum
+# 2: job files carry model fingerprints and a checksum; 3: also the Eq. 2 ranking of replacements and the
+# Methods' stopping rule of the Eq. 3 search (issue 16), which change the triplets (a format 1 or 2 run
+# folder is not resumed)
+RUN_FORMAT = 3
 
 
 @dataclass(frozen=True)
@@ -275,15 +280,16 @@ class _ModelPool:
             del self.loaded[i]
 
 
-def run_job(plan: RunPlan, job: Job, pool: _ModelPool) -> dict:
+def run_job(plan: RunPlan, job: Job, pool: _ModelPool, report: Callable[[AttemptReport], None] | None = None) -> dict:
     """Synthesise one job's triplet and return its job record (JSON-serialisable, with the
-    models' content fingerprints and the record's :func:`record_checksum`)."""
+    models' content fingerprints and the record's :func:`record_checksum`); ``report`` receives
+    every position attempt (:class:`.synthetic.AttemptReport`)."""
     m1, m2 = plan.models[job.i], plan.models[job.j]
     seed = job_seed(plan.seed, m1, m2, job.start)
     t0 = time.perf_counter()
     a, b = pool.get(job.i), pool.get(job.j)
     row = synthesize_triplet(job.start.sentence, a, b, plan.vocabulary,
-                             plan.function_words, seed, plan.settings, natural_index=job.start.index)
+                             plan.function_words, seed, plan.settings, natural_index=job.start.index, report=report)
     record = {"key": job.key, "row": row, "seconds": round(time.perf_counter() - t0, 3),
               "models": {m1.name: pool.fingerprint(job.i), m2.name: pool.fingerprint(job.j)}}
     return {**record, "sha256": record_checksum(record)}
@@ -293,6 +299,21 @@ def record_checksum(record: dict) -> str:
     """sha256 over a job record's canonical JSON (sorted keys; the ``sha256`` field excluded)."""
     body = {k: v for k, v in record.items() if k != "sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, allow_nan=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def attempt_display(job_key: str, process: int, tty: bool, status=None) -> Callable[[AttemptReport], None]:
+    """Progress of a job's position attempts: on a terminal the one-line ``status`` bar (tqdm)
+    shows the latest attempt; otherwise each attempt is a plain line on stderr."""
+    if tty and status is not None:
+        def show(r: AttemptReport) -> None:
+            status.set_description_str(
+                f"  {job_key} {r.accept}>{r.reject}: attempt {r.attempt}, position {r.position}, "
+                f"loss {r.loss:.2f} nats, {r.candidates} candidates, {r.evaluations.expensive} evaluated")
+        return show
+
+    def line(r: AttemptReport) -> None:
+        print(f"[p{process}] {job_key} {r.line()}", file=sys.stderr, flush=True)
+    return line
 
 
 def read_job(path: Path, job: Job, models: Sequence[ModelEntry] | None = None) -> dict:
@@ -356,7 +377,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype)."""
     from accelerate import PartialState
 
-    from ..progress import progress_bar
+    from ..progress import interactive, progress_bar
 
     state = PartialState()
     main = state.is_main_process
@@ -387,6 +408,9 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     models = _ModelPool(plan.models, loader, recorded)
 
     bar = progress_bar(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress))
+    tty = interactive()
+    status = progress_bar(total=0, position=1, bar_format="{desc}", leave=False,
+                          disable=not (main and progress and tty))
 
     def refresh() -> int:
         done = sum(1 for _ in jobs_dir.glob("*.json"))
@@ -405,13 +429,17 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
         models.keep_only({k for later in todo[n:] for k in (later.i, later.j)})
         write_json_atomic(marker, {"job": job.key, "process": state.process_index})
         refresh()
-        write_json_atomic(path, run_job(plan, job, models))
+        report = None  # on a terminal only process 0 shows attempts; in a log every process does
+        if progress and (main or not tty):
+            report = attempt_display(job.key, state.process_index, tty, status)
+        write_json_atomic(path, run_job(plan, job, models, report))
         marker.unlink(missing_ok=True)
         refresh()
     models.keep_only(set())
     if main:
         while refresh() < len(jobs):  # other processes still at work
             time.sleep(0.5)
+    status.close()
     bar.close()
     state.wait_for_everyone()
     if not main:

@@ -9,29 +9,31 @@ solves Eq. 2::
 
 starting from ``s = n``.  At each step one word position is chosen (positions are visited in
 rounds, each round a seeded random permutation, so that every position is tried N times before
-any is tried N + 1 times) and the shared vocabulary is searched for the replacement that
-minimises the loss
-
-    loss(s) = [log p(s | reject) - log p(n | reject)] + 1e5 * max(0, log p(n | accept) - log p(s | accept))
-
-(the penalty form of the constraint used upstream; it orders candidates, while a replacement is
-*accepted* only if it satisfies the constraint exactly and lowers ``log p(s | reject)``).
-Candidate words exclude the current word and any word already in the sentence (compared in lower
-case) except the 42 function words.  Position 0 takes the capitalised vocabulary.  The search
-stops after ``max_failures`` (8) attempts in a row that found no replacement.
+any is tried N + 1 times) and the shared vocabulary is searched for the feasible replacement
+(``log p(s | accept) >= log p(n | accept)``) that minimises ``log p(s | reject)``; it is
+accepted if it lowers ``log p(s | reject)`` (see :mod:`.replacement`).  Candidate words exclude
+the current word and any word already in the sentence (compared in lower case) except the 42
+function words.  Position 0 takes the capitalised vocabulary.  The search stops after
+``max_failures`` (8) attempts in a row that found no replacement.
 
 How the candidates of one attempt are scored depends on each model's search mode
 (:mod:`contstim_bench.generate.candidates`): exact sweeps; the causal shortlist (the candidate
-set is the union of the causal models' shortlists, on which every model is then scored); or, for
-masked models, the Eq. 3 regression heuristic: the regression of exact sentence log-probabilities
-on word-completion log-probabilities is fitted on the current word and the candidates with the
-highest and lowest completion log-probabilities, candidates are then evaluated exactly in order
-of predicted loss, refitting after each, until one is accepted or five evaluations in a row did
-not lower the best loss seen (at most 50).
+set is the union of the causal models' shortlists, on which every model is then scored, every
+candidate with ``strategy="plain"``, only as far as the ranking needs with ``"lazy"``, the
+default, with the same result: :mod:`.replacement`); or, for masked models, the Eq. 3
+regression heuristic of the Methods: the regression of exact sentence log-probabilities on
+word-completion log-probabilities is fitted on the current word and the candidates with the
+highest and lowest completion log-probabilities, then candidates are evaluated exactly in order
+of predicted loss, refitting after each, until one lowers the loss (it is accepted) or five
+evaluations did not (the Methods: "terminated after five sentence evaluations that did not
+reduce the loss").  The loss that ranks predicted candidates is upstream's penalty form
+:func:`ranking_loss`.
 
 Every value that decides acceptance and every value written out is a canonical
 ``scorer.score`` of the sentence (fast sweeps only rank candidates), so re-scoring the output
-with a fresh scorer reproduces it.  The search is deterministic given its seed.
+with a fresh scorer reproduces it.  The search is deterministic given its seed.  A ``report``
+callback receives an :class:`AttemptReport` after every position attempt (the progress display
+of ``contstim generate synthetic``).
 
 A triplet (:func:`synthesize_triplet`) holds ``N`` and two syntheses from it for the model
 pair ``(m1, m2)``: **S1 accepted by m1 and rejected by m2**, S2 the reverse, in the columns of
@@ -40,25 +42,30 @@ the published triplet files (:data:`TRIPLET_COLUMNS`) plus the Eq. 4 ``controver
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
+from ..scoring.protocols import LazySweep
 from .candidates import (
     MODES,
     candidate_logprobs,
     causal_shortlist,
     completion_logprobs,
+    lazy_causal_shortlist,
     search_mode,
 )
+from .replacement import STRATEGIES, Evaluations, ModelValues, improving_candidates, penalty_first
 from .inputs import Vocabulary
 from .triplet_select import TRIPLET_COLUMNS, controversiality
 
 PENALTY = 1e5
-"""Weight of the constraint violation in the ranking loss (upstream's value)."""
+"""Weight of the constraint violation in upstream's penalty-form loss (:func:`ranking_loss`),
+which ranks the predicted candidates of the Eq. 3 heuristic."""
 
 OUTPUT_COLUMNS = (
     *TRIPLET_COLUMNS,
@@ -94,14 +101,20 @@ class SearchSettings:
     """Causal shortlist: lower the threshold by this much until ``min_shortlist`` words pass."""
     min_shortlist: int = 10
     max_stale: int = 5
-    """Regression heuristic: stop after this many evaluations that did not lower the best loss."""
-    max_evaluations: int = 50
-    """Regression heuristic: at most this many exact evaluations per position attempt."""
+    """Regression heuristic: stop after this many exact evaluations that did not reduce the loss
+    (the Methods' five)."""
     max_confirmations: int = 5
     """Exact-sweep candidates re-checked with ``scorer.score`` before giving up an attempt."""
+    strategy: str = "lazy"
+    """``lazy`` (score causal LMs only as far as the ranking needs) or ``plain`` (score every
+    candidate with every model); the same result (see :mod:`.replacement`)."""
+    lazy_batch: int = 32
+    """Lazy strategy: candidates a causal LM scores together while looking for a feasible one."""
 
     def __post_init__(self):
-        for name in ("max_failures", "min_shortlist", "max_stale", "max_evaluations", "max_confirmations"):
+        if self.strategy not in STRATEGIES:
+            raise ValueError(f"search setting strategy must be one of {STRATEGIES}, got {self.strategy!r}")
+        for name in ("max_failures", "min_shortlist", "max_stale", "max_confirmations", "lazy_batch"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValueError(f"search setting {name} must be a positive integer, got {v!r}")
@@ -111,7 +124,9 @@ class SearchSettings:
             raise ValueError(f"search setting threshold_step must be positive, got {self.threshold_step!r}")
 
     def to_dict(self) -> dict:
-        return asdict(self)
+        """The settings that can change a result (``strategy`` and ``lazy_batch`` cannot), for
+        the run record."""
+        return {k: v for k, v in asdict(self).items() if k not in ("strategy", "lazy_batch")}
 
 
 @dataclass
@@ -149,6 +164,9 @@ class Synthesis:
     steps: int
     replacements: list[dict] = field(default_factory=list)
     stop_reason: str = ""
+    penalty_rule_differs: int = 0
+    """Attempts (plain strategy only) whose first choice under upstream's penalty-form ranking
+    differs from the Eq. 2 ranking's (see :mod:`.replacement`)."""
 
 
 def sentence_words(sentence: str) -> list[str]:
@@ -187,6 +205,44 @@ def ranking_loss(lp_accept: np.ndarray, lp_reject: np.ndarray, target: float, lp
     return np.where(np.isfinite(loss), loss, np.inf)
 
 
+@dataclass(frozen=True)
+class AttemptReport:
+    """What one position attempt did (given to the ``report`` callback of :func:`synthesize`)."""
+
+    accept: str
+    """Name of the model that must keep the sentence at least as probable as the natural one."""
+    reject: str
+    """Name of the model whose probability the search lowers."""
+    attempt: int
+    """Position attempts so far in this search (1-based)."""
+    position: int
+    old: str
+    """The word at ``position`` before the attempt."""
+    new: str | None
+    """The accepted replacement, or None."""
+    loss: float
+    """``log p(s | reject) - log p(n | reject)`` of the sentence after the attempt (nats)."""
+    candidates: int
+    """Candidate words after the causal shortlist (all allowed words without a causal model)."""
+    evaluations: Evaluations
+    """Sentences and next-word values the models computed in this attempt."""
+    reused: bool
+    """True when the attempt repeated an earlier failed one on the same sentence (not rerun)."""
+    seconds: float
+    penalty_rule_differs: bool | None = None
+    """Plain strategy: whether upstream's penalty-form ranking would have chosen differently
+    first (:func:`.replacement.penalty_first`); None when not known (lazy strategy)."""
+
+    def line(self) -> str:
+        """One line of text for logs."""
+        what = f"{self.old!r} -> {self.new!r}" if self.new is not None else "no replacement"
+        e = self.evaluations
+        return (f"{self.accept}>{self.reject} attempt {self.attempt} position {self.position}: {what}, "
+                f"loss {self.loss:.3f} nats, {self.candidates} candidates, {e.expensive} causal-LM sentences "
+                f"+ {e.next_word} next-word values{' (repeat of a failed attempt)' if self.reused else ''}, "
+                f"{self.seconds:.1f} s")
+
+
 class _Attempt:
     """One position attempt: candidates, their exact or predicted values, acceptance."""
 
@@ -195,6 +251,9 @@ class _Attempt:
         self.position = position
         self.words = list(search.words)
         self.cands = allowed_candidates(self.words, position, search.vocabulary, search.function_words)
+        self.n_candidates = len(self.cands)
+        self.evaluations = Evaluations()
+        self.penalty_rule_differs: bool | None = None
 
     def sentence(self, word: str) -> str:
         w = list(self.words)
@@ -215,37 +274,69 @@ class _Attempt:
     def run(self) -> tuple[str, float, float] | None:
         if not self.cands:
             return None
-        models = (self.s.accept, self.s.reject)
+        s, settings = self.s, self.s.settings
+        lazy = settings.strategy == "lazy"
+        models = {"accept": s.accept, "reject": s.reject}
         cands = self.cands
-        shortlisters = [m for m in models if m.mode == "shortlist"]
+        shortlisters = [m for m in models.values() if m.mode == "shortlist"]
+        exact_path = all(m.mode != "regression" for m in models.values())
+        cheap: dict[str, np.ndarray] = {}  # exhaustive-mode values of every allowed candidate
+        relevant = None  # candidates that the cheap models do not rule out
+        if exact_path and shortlisters:
+            for role, m in models.items():
+                if m.mode == "exhaustive":
+                    cheap[role] = candidate_logprobs(m.scorer, self.words, self.position, cands)
+                    self.evaluations.cheap += len(cands)
+            relevant = np.ones(len(cands), dtype=bool)
+            if "accept" in cheap:
+                relevant &= cheap["accept"] >= s.target
+            if "reject" in cheap:
+                relevant &= cheap["reject"] < s.lp_reject
         if shortlisters:
             keep = np.zeros(len(cands), dtype=bool)
+            prefix = self.words[: self.position]
+            rule = (settings.threshold, settings.threshold_step, settings.min_shortlist)
             for m in shortlisters:
-                keep |= causal_shortlist(m.scorer, self.words[: self.position], cands, self.s.settings.threshold,
-                                         self.s.settings.threshold_step, self.s.settings.min_shortlist)
-            cands = [c for c, k in zip(cands, keep) if k]
+                if isinstance(m.scorer, LazySweep):
+                    before = m.scorer.evaluation_counts()["next_word"]
+                    if lazy:  # a candidate the cheap model rules out needs no next-word value
+                        keep |= lazy_causal_shortlist(m.scorer, prefix, cands, *rule,
+                                                      relevant=relevant if len(shortlisters) == 1 else None)
+                    else:
+                        keep |= causal_shortlist(m.scorer, prefix, cands, *rule)
+                    self.evaluations.next_word += m.scorer.evaluation_counts()["next_word"] - before
+                else:
+                    keep |= causal_shortlist(m.scorer, prefix, cands, *rule)
+                    self.evaluations.next_word += len(cands)
+            index = np.flatnonzero(keep)
+            cands = [cands[i] for i in index]
+            cheap = {role: v[index] for role, v in cheap.items()}
+            self.n_candidates = len(cands)
             if not cands:
                 return None
-        if all(m.mode != "regression" for m in models):
-            acc = candidate_logprobs(self.s.accept.scorer, self.words, self.position, cands)
-            rej = candidate_logprobs(self.s.reject.scorer, self.words, self.position, cands)
-            return self._pick_exact(cands, acc, rej)
+        if exact_path:
+            return self._pick(cands, lazy, cheap)
         return self._regression(cands)
 
-    def _pick_exact(self, cands: list[str], acc: np.ndarray, rej: np.ndarray) -> tuple[str, float, float] | None:
-        loss = ranking_loss(acc, rej, self.s.target, self.s.lp_reject_natural)
-        current = self.s.lp_reject - self.s.lp_reject_natural
-        order = np.argsort(loss, kind="stable")
-        tried = 0
-        for k in order:
-            if not (loss[k] < current and acc[k] >= self.s.target and rej[k] < self.s.lp_reject):
-                break  # ranked by loss: no later candidate is predicted to be accepted either
+    def _pick(self, cands: list[str], lazy: bool, cheap: dict[str, np.ndarray]) -> tuple[str, float, float] | None:
+        """The first candidate of the Eq. 2 ranking that its canonical scores confirm
+        (:mod:`.replacement`); ``cheap``: values already computed, by role."""
+        s = self.s
+        acc = ModelValues(s.accept, self.words, self.position, cands, lazy, self.evaluations, cheap.get("accept"))
+        rej = ModelValues(s.reject, self.words, self.position, cands, lazy, self.evaluations, cheap.get("reject"))
+        ranked = improving_candidates(acc, rej, s.target, s.lp_reject, s.settings.lazy_batch)
+        if not lazy:  # every value is known: note whether upstream's penalty form would differ
+            first = next(ranked, None)
+            upstream = penalty_first(acc.exact, rej.exact, s.target, s.lp_reject, s.lp_reject_natural, PENALTY)
+            self.penalty_rule_differs = first != upstream
+            s.penalty_rule_differs += int(self.penalty_rule_differs)
+            ranked = iter(([] if first is None else [first]) + list(ranked))
+        for tried, k in enumerate(ranked):
+            if tried >= s.settings.max_confirmations:
+                break
             ok = self.confirm(cands[k])
             if ok is not None:
                 return cands[k], ok[0], ok[1]
-            tried += 1
-            if tried >= self.s.settings.max_confirmations:
-                break
         return None
 
     def _regression(self, cands: list[str]) -> tuple[str, float, float] | None:
@@ -267,6 +358,7 @@ class _Attempt:
             obs = np.zeros(n, dtype=bool)
             y = np.full(n, np.nan)
             for k in dict.fromkeys((int(np.argmax(a)), int(np.argmin(a)))):
+                self.evaluations.expensive += 1
                 y[k] = m.exact(self.sentence(cands[k]))
                 obs[k] = True
                 xs.append(float(a[k]))
@@ -295,9 +387,10 @@ class _Attempt:
             ok = self.confirm(cands[k])
             if ok is not None:
                 return cands[k], ok[0], ok[1]
-        best = float(np.min(exact_loss)) if np.isfinite(exact_loss).any() else np.inf
-        stale = 0
-        for _ in range(settings.max_evaluations):
+        # then the Methods' loop: evaluate the candidate of lowest predicted loss; accept it if it
+        # lowers the loss, else refit and go on, until five evaluations did not lower it
+        failed = 0
+        while failed < settings.max_stale:
             pending = loss_of(False)
             if not np.isfinite(pending).any():
                 break
@@ -311,18 +404,14 @@ class _Attempt:
                     xs.append(float(a[k]))
                     ys.append(y)
                     refit(role)
+            self.evaluations.expensive += 1
             loss_k = float(ranking_loss(values["accept"][k:k + 1], values["reject"][k:k + 1],
                                         self.s.target, self.s.lp_reject_natural)[0])
             if loss_k < current:
                 ok = self.confirm(cands[k])
                 if ok is not None:
                     return cands[k], ok[0], ok[1]
-            if loss_k < best:
-                best, stale = loss_k, 0
-            else:
-                stale += 1
-                if stale >= settings.max_stale:
-                    break
+            failed += 1
         return None
 
 
@@ -343,7 +432,8 @@ def _predict(xs: list[float], ys: list[float], a: np.ndarray) -> np.ndarray:
 
 class _Search:
     def __init__(self, natural: str, accept: SearchModel, reject: SearchModel, vocabulary: Vocabulary,
-                 function_words: Iterable[str], rng: np.random.Generator, settings: SearchSettings):
+                 function_words: Iterable[str], rng: np.random.Generator, settings: SearchSettings,
+                 report: Callable[[AttemptReport], None] | None = None):
         self.words = sentence_words(natural)
         self.natural = " ".join(self.words)
         self.accept, self.reject = accept, reject
@@ -351,10 +441,13 @@ class _Search:
         self.function_words = frozenset(w.lower() for w in function_words)
         self.rng = rng
         self.settings = settings
+        self.report = report
         self.target = accept.exact(self.natural)
         self.lp_reject_natural = reject.exact(self.natural)
         self.lp_accept = self.target
         self.lp_reject = self.lp_reject_natural
+        self.penalty_rule_differs = 0  # attempts (plain strategy) where upstream's ranking differs
+        self.failed: set[tuple[tuple[str, ...], int]] = set()  # (words, position) of failed attempts
 
     def run(self) -> Synthesis:
         schedule = PositionSchedule(len(self.words), self.rng)
@@ -367,48 +460,67 @@ class _Search:
                 break
             position = schedule.next()
             steps += 1
-            found = _Attempt(self, position).run()
+            t0 = time.perf_counter()
+            key = (tuple(self.words), position)
+            # an attempt on the same sentence and position gives the same result: a lazy search
+            # does not run a failed one again (the plain search does, as the baseline)
+            reused = self.settings.strategy == "lazy" and key in self.failed
+            attempt = _Attempt(self, position)
+            old = self.words[position]
+            found = None if reused else attempt.run()
             if found is None:
                 failures += 1
-                continue
-            word, acc, rej = found
-            history.append({"step": steps, "position": position, "old": self.words[position], "new": word,
-                            "lp_accept": acc, "lp_reject": rej})
-            self.words[position] = word
-            self.lp_accept, self.lp_reject = acc, rej
-            failures = 0
+                self.failed.add(key)
+            else:
+                word, acc, rej = found
+                history.append({"step": steps, "position": position, "old": old, "new": word,
+                                "lp_accept": acc, "lp_reject": rej})
+                self.words[position] = word
+                self.lp_accept, self.lp_reject = acc, rej
+                failures = 0
+            if self.report is not None:
+                self.report(AttemptReport(
+                    accept=self.accept.name, reject=self.reject.name, attempt=steps, position=position, old=old,
+                    new=None if found is None else found[0], loss=self.lp_reject - self.lp_reject_natural,
+                    candidates=attempt.n_candidates, evaluations=attempt.evaluations, reused=reused,
+                    seconds=time.perf_counter() - t0, penalty_rule_differs=attempt.penalty_rule_differs))
         return Synthesis(natural=self.natural, sentence=" ".join(self.words),
                          lp_natural_accept=self.target, lp_natural_reject=self.lp_reject_natural,
                          lp_accept=self.lp_accept, lp_reject=self.lp_reject, steps=steps,
-                         replacements=history, stop_reason=reason)
+                         replacements=history, stop_reason=reason,
+                         penalty_rule_differs=self.penalty_rule_differs)
 
 
 def synthesize(natural: str, accept: SearchModel, reject: SearchModel, vocabulary: Vocabulary,
-               function_words: Iterable[str], seed, settings: SearchSettings | None = None) -> Synthesis:
+               function_words: Iterable[str], seed, settings: SearchSettings | None = None,
+               report: Callable[[AttemptReport], None] | None = None) -> Synthesis:
     """Solve Eq. 2 for one start sentence: a sentence at least as probable as ``natural`` under
     ``accept`` and as improbable as the search can make it under ``reject``.
 
     ``seed``: anything :func:`numpy.random.default_rng` accepts (an int or a SeedSequence); it
     fixes the order in which positions are visited, so equal inputs give equal results.
+    ``report``: called with an :class:`AttemptReport` after every position attempt.
     """
     if accept.name == reject.name:
         raise ValueError(f"accept and reject model are both {accept.name!r}")
     rng = np.random.default_rng(seed)
-    return _Search(natural, accept, reject, vocabulary, function_words, rng, settings or SearchSettings()).run()
+    return _Search(natural, accept, reject, vocabulary, function_words, rng, settings or SearchSettings(),
+                   report).run()
 
 
 def synthesize_triplet(natural: str, m1: SearchModel, m2: SearchModel, vocabulary: Vocabulary,
                        function_words: Iterable[str], seed: int, settings: SearchSettings | None = None,
-                       natural_index: int = -1) -> dict:
+                       natural_index: int = -1, report: Callable[[AttemptReport], None] | None = None) -> dict:
     """One triplet row (:data:`OUTPUT_COLUMNS`, plus ``history_S1``/``history_S2`` lists):
     S1 = synthesis accepted by ``m1`` and rejected by ``m2``, S2 the reverse.  The two searches
-    use the two children of ``numpy.random.SeedSequence(seed)``."""
+    use the two children of ``numpy.random.SeedSequence(seed)``; ``report`` receives every
+    position attempt of both (:func:`synthesize`)."""
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     fw = frozenset(function_words)
     seq1, seq2 = np.random.SeedSequence(int(seed)).spawn(2)
-    s1 = synthesize(natural, m1, m2, vocabulary, fw, seq1, settings)
-    s2 = synthesize(natural, m2, m1, vocabulary, fw, seq2, settings)
+    s1 = synthesize(natural, m1, m2, vocabulary, fw, seq1, settings, report)
+    s2 = synthesize(natural, m2, m1, vocabulary, fw, seq2, settings, report)
     row = {
         "m1": m1.name, "m2": m2.name, "N": s1.natural, "S1": s1.sentence, "S2": s2.sentence,
         "lp_N_given_m1": s1.lp_natural_accept, "lp_S1_given_m1": s1.lp_accept,

@@ -45,15 +45,16 @@ from . import masked_rows
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
 from .devices import describe_device_dtype, resolve_device, resolve_dtype
 from .hf_loading import load_masked_lm, masked_folder, masked_model_files, object_fingerprint
+from .masked_head import ReadoutLogits
 from .masked_readout import padded_class_masks, readout_logprobs
 from .orders import (
     MAX_EXACT_ROWS,
     Plan,
-    exact_mean_plan,
     order_plan,
     pll_plan,
     sampled_orders,
     sampled_plan,
+    shared_exact_mean_plan,
 )
 from .word_pieces import WORD_UNITS, TokenizedSentence, tokenize_many, whitespace_marks
 
@@ -78,7 +79,8 @@ class MaskedLMScorer(Scorer):
     ``batch_size`` counts masked copies (rows) per forward pass (default 128 on CPU, 1024 on
     CUDA); ``dtype`` None keeps the model's precision; ``device`` None picks CUDA when available.
     ``files`` (the model folder's files) identify the model in the score cache; without them the
-    state dict is hashed.  ``n_model_rows`` counts the rows run so far.
+    state dict is hashed.  ``n_model_rows`` counts the rows run so far, ``n_readouts`` the
+    (row, position) pairs whose vocabulary logits were computed.
     """
 
     def __init__(
@@ -136,6 +138,7 @@ class MaskedLMScorer(Scorer):
         else:
             self.model = model.to(self.device)
         self.model.eval()
+        self._readout = ReadoutLogits(self.model)
         self.batch_size = int(batch_size) if batch_size else (1024 if self.device.type == "cuda" else 128)
         if self.batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
@@ -145,6 +148,7 @@ class MaskedLMScorer(Scorer):
         self._marks = None
         self._class_masks = None
         self.n_model_rows = 0
+        self.n_readouts = 0
         parts = [method]
         if method == "approx-ll-sampled":
             parts += [f"orders={self.n_orders}", f"seed={self.seed}"]
@@ -169,7 +173,7 @@ class MaskedLMScorer(Scorer):
 
     # ----------------------------------------------------------------- public API
     def _score_unique(self, sentences: list[str]) -> np.ndarray:
-        outs = self._run_plans(sentences, self._plan_for)
+        outs = self._run_plans(sentences, self._plan_for, dedupe=self.base_method != "approx-ll-sampled")
         if self.base_method == "approx-ll-sampled":
             return np.array([o.mean() for o in outs], dtype=np.float64)
         return np.array([o[0] for o in outs], dtype=np.float64)
@@ -184,7 +188,7 @@ class MaskedLMScorer(Scorer):
             orders = sampled_orders(tok.n_words, self.n_orders, self.seed, tok.sentence)
             return sampled_plan(tok.pieces, orders)
 
-        return self._run_plans(sents, plan)
+        return self._run_plans(sents, plan, dedupe=False)
 
     def order_logprobs(
         self,
@@ -248,7 +252,7 @@ class MaskedLMScorer(Scorer):
     def _plan_for(self, tok: TokenizedSentence) -> Plan:
         m = self.base_method
         if m == "approx-ll":
-            return exact_mean_plan(tok.pieces, self.max_rows)
+            return shared_exact_mean_plan(tok.pieces, self.max_rows)
         if m == "approx-ll-sampled":
             return sampled_plan(tok.pieces, sampled_orders(tok.n_words, self.n_orders, self.seed, tok.sentence))
         return pll_plan(tok.pieces, {"pll": "original", "pll-word-l2r": "word-l2r",
@@ -260,13 +264,14 @@ class MaskedLMScorer(Scorer):
         sents = validate_sentences(sentences)
         return [
             (x, att)
-            for _, _, prep in self._chunks(sents, self._plan_for)
+            for _, _, prep in self._chunks(sents, self._plan_for, self.base_method != "approx-ll-sampled")
             for _, _, x, att in masked_rows.batches(prep, self.batch_size)
         ]
 
-    def _chunks(self, sentences: list[str], make_plan):
+    def _chunks(self, sentences: list[str], make_plan, dedupe: bool = True):
         """Yield ``(sentence indices, plans, prepared rows)`` in chunks of about _CHUNK_ROWS rows,
-        sentences taken by decreasing token length."""
+        sentences taken by decreasing token length; ``dedupe``: identical rows run once (see
+        :func:`.masked_rows.prepare`)."""
         toks = tokenize_many(self.tokenizer, sentences, self.words)
         limit = self._max_tokens()
         for t in toks:
@@ -287,22 +292,24 @@ class MaskedLMScorer(Scorer):
                 n_rows += len(plan.rows)
                 i += 1
             norms = [self._normalize_for(n_ws[j]) for j in chunk]
-            prep = masked_rows.prepare([toks[j] for j in chunk], plans, norms, self.pad_id, self.mask_id)
+            prep = masked_rows.prepare([toks[j] for j in chunk], plans, norms, self.pad_id, self.mask_id, dedupe)
             yield chunk, plans, prep
 
-    def _run_plans(self, sentences: list[str], make_plan) -> list[np.ndarray]:
-        """Tokenize, plan, run every masked copy (length-sorted batches) and combine."""
+    def _run_plans(self, sentences: list[str], make_plan, dedupe: bool = True) -> list[np.ndarray]:
+        """Tokenize, plan, run every masked copy (length-sorted batches) and combine.
+        ``dedupe``: run identical rows once (every method but the Monte-Carlo baseline, whose
+        orders each run on their own rows as in the original algorithm)."""
         results: list[np.ndarray | None] = [None] * len(sentences)
         bar = self._progress(None, f"{self.base_method} sentences", total=len(sentences))
-        for chunk, plans, prep in self._chunks(sentences, make_plan):
+        for chunk, plans, prep in self._chunks(sentences, make_plan, dedupe):
             x_all, len_all, t, out_offsets, n_out = prep
-            out = np.zeros(n_out, dtype=np.float64)
+            lp = np.zeros(len(t["row"]), dtype=np.float64)
             for start, end, x, att in masked_rows.batches(prep, self.batch_size):
                 a, b = np.searchsorted(t["row"], [start, end])
-                lp = self._forward_logprobs(
+                lp[a:b] = self._forward_logprobs(
                     x, att, t["row"][a:b] - start, t["pos"][a:b], t["tok"][a:b], t["norm"][a:b]
                 )
-                np.add.at(out, t["out"][a:b], t["coef"][a:b] * lp)
+            out = np.bincount(t["out"], weights=t["coef"] * lp, minlength=n_out)
             self.n_model_rows += len(x_all)
             for j, o, p in zip(chunk, out_offsets, plans):
                 results[j] = out[o : o + p.n_out]
@@ -346,16 +353,21 @@ class MaskedLMScorer(Scorer):
 
     def _forward_logprobs(self, x, att, b_idx, pos, tok, norm) -> np.ndarray:
         """log p(tok | row) at (row b_idx, position pos) for one batch; ``norm`` selects the
-        whitespace-class normalisation per target.  float64 numpy."""
+        whitespace-class normalisation per target.  The vocabulary logits are computed once per
+        distinct (row, position) (:class:`.masked_head.ReadoutLogits`).  float64 numpy."""
         torch = _torch()
+        width = x.shape[1]
+        pairs, pair = np.unique(np.asarray(b_idx) * width + np.asarray(pos), return_inverse=True)
+        self.n_readouts += len(pairs)
         with torch.inference_mode():
             input_ids = torch.as_tensor(x, device=self.device)
             attention = torch.as_tensor(att, device=self.device)
-            logits = self.model(input_ids=input_ids, attention_mask=attention).logits
-            b = torch.as_tensor(b_idx, device=self.device)
-            p = torch.as_tensor(pos, device=self.device)
+            rows = torch.as_tensor(pairs // width, device=self.device)
+            cols = torch.as_tensor(pairs % width, device=self.device)
+            sel = self._readout(input_ids, attention, rows, cols)
             tk = torch.as_tensor(tok, device=self.device)
-            lp = readout_logprobs(logits[b, p], tk, norm, self._class_mask_tensor)
+            lp = readout_logprobs(sel, tk, norm, self._class_mask_tensor,
+                                  torch.as_tensor(pair.reshape(-1), device=self.device))
             return lp.double().cpu().numpy()
 
     def _progress(self, iterable, desc: str, total: int | None = None):

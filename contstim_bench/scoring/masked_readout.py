@@ -28,30 +28,34 @@ def padded_class_masks(marks: WhitespaceMarks, vocab: int) -> tuple[np.ndarray, 
     return padded, marked
 
 
-def readout_logprobs(sel, tk, norm, class_masks):
-    """log p(``tk[i]``) under the logits ``sel[i]`` (torch, ``(n, V)`` and ``(n,)``), as a torch
-    tensor of float32 or wider.  ``norm`` (numpy bool, ``(n,)``) selects the whitespace-class
-    normalisation per read-out; ``class_masks(V)`` gives the ``(class masks, marked)`` tensors on
-    ``sel``'s device and is called only when some read-out is normalised."""
+def readout_logprobs(sel, tk, norm, class_masks, pair=None):
+    """log p(``tk[i]``) under the logits ``sel[pair[i]]`` (torch, ``(u, V)`` and ``(n,)``;
+    ``pair`` None: ``sel[i]``), as a torch tensor of float32 or wider.  Several read-outs of one
+    (row, position) share its logits row and its log-sum-exp.  ``norm`` (numpy bool, ``(n,)``)
+    selects the whitespace-class normalisation per read-out; ``class_masks(V)`` gives the
+    ``(class masks, marked)`` tensors on ``sel``'s device and is called only when some read-out
+    is normalised."""
     import torch
 
     if sel.dtype in (torch.float16, torch.bfloat16):
         sel = sel.float()
-    top = sel.max(dim=1, keepdim=True).values
-    ex = torch.exp(sel - top)
+    if pair is None:
+        pair = torch.arange(len(tk), device=sel.device)
+    top = sel.max(dim=1).values
+    ex = torch.exp(sel - top[:, None])
     total = ex.sum(dim=1)
     if bool(np.any(norm)):
         masks, marked = class_masks(sel.shape[1])
         cls = marked[tk].long()
-        class_sum = (ex @ masks.to(ex.dtype).T).gather(1, cls[:, None])[:, 0]
+        class_sum = (ex @ masks.to(ex.dtype).T)[pair, cls]
         nm = torch.as_tensor(norm, device=sel.device)
-        denom = torch.where(nm, class_sum, total)
+        denom = torch.where(nm, class_sum, total[pair])
         under = nm & (class_sum <= 0)
-        lse = top[:, 0] + torch.log(denom)
+        lse = top[pair] + torch.log(denom)
         if bool(under.any()):  # class mass underflowed against the global max
             idx = torch.nonzero(under)[:, 0]
             allowed = masks[cls[idx]]
-            lse[idx] = sel[idx].masked_fill(~allowed, float("-inf")).logsumexp(dim=1)
+            lse[idx] = sel[pair[idx]].masked_fill(~allowed, float("-inf")).logsumexp(dim=1)
     else:
-        lse = top[:, 0] + torch.log(total)
-    return sel.gather(1, tk[:, None])[:, 0] - lse
+        lse = top[pair] + torch.log(total[pair])
+    return sel[pair, tk] - lse

@@ -15,10 +15,15 @@ from .word_pieces import TokenizedSentence
 
 
 def prepare(
-    toks: list[TokenizedSentence], plans: list[Plan], norms: list[bool], pad_id: int, mask_id: int
+    toks: list[TokenizedSentence], plans: list[Plan], norms: list[bool], pad_id: int, mask_id: int,
+    dedupe: bool = True,
 ):
     """All rows of a chunk (sentences sorted by decreasing token length) as one padded id
     matrix, their lengths, and the read-outs sorted by row.
+
+    With ``dedupe``, identical rows (the same token ids: the same sentence layout and mask
+    pattern, from the same or another sentence of the chunk) are kept once, in the order of
+    their first occurrence, and their read-outs all point to it.
 
     Returns ``(ids, lengths, readouts, out_offsets, n_out)``: ``readouts`` maps ``row``, ``pos``
     (position in the padded row), ``tok`` (true token id), ``coef``, ``out`` and ``norm``
@@ -29,30 +34,38 @@ def prepare(
     row_off = out_off = 0
     out_offsets = []
     for tok, plan, norm in zip(toks, plans, norms):
+        a = plan.arrays()
         ids = np.asarray(tok.input_ids, dtype=np.int64)
         content = np.asarray(tok.content, dtype=np.int64)
-        masks = plan.row_matrix()
-        x = np.full((len(masks), lmax), pad_id, dtype=np.int64)
+        x = np.full((a.n_rows, lmax), pad_id, dtype=np.int64)
         x[:, : len(ids)] = ids
-        full = np.zeros((len(masks), lmax), dtype=bool)
-        full[:, content] = masks
+        full = np.zeros((a.n_rows, lmax), dtype=bool)
+        full[:, content] = a.masks
         x[full] = mask_id
         xs.append(x)
-        lens.append(np.full(len(masks), len(ids)))
-        t_tok = np.asarray(plan.token, dtype=np.int64)
-        tg["row"].append(np.asarray(plan.row, dtype=np.int64) + row_off)
-        tg["pos"].append(content[t_tok])
-        tg["tok"].append(ids[content[t_tok]])
-        tg["coef"].append(np.asarray(plan.coef, dtype=np.float64))
-        tg["out"].append(np.asarray(plan.out, dtype=np.int64) + out_off)
-        tg["norm"].append(np.full(len(t_tok), norm, dtype=bool))
+        lens.append(np.full(a.n_rows, len(ids)))
+        pos = content[a.token]
+        tg["row"].append(a.row + row_off)
+        tg["pos"].append(pos)
+        tg["tok"].append(ids[pos])
+        tg["coef"].append(a.coef)
+        tg["out"].append(a.out + out_off)
+        tg["norm"].append(np.full(len(pos), norm, dtype=bool))
         out_offsets.append(out_off)
-        row_off += len(masks)
+        row_off += a.n_rows
         out_off += plan.n_out
+    x_all, len_all = np.concatenate(xs), np.concatenate(lens)
     t = {k: np.concatenate(v) for k, v in tg.items()}
+    if dedupe and len(x_all) > 1:
+        _, first, inverse = np.unique(x_all, axis=0, return_index=True, return_inverse=True)
+        keep = np.sort(first)  # one row per distinct content, in order of first occurrence
+        rank = np.empty(len(x_all), dtype=np.int64)
+        rank[keep] = np.arange(len(keep))
+        t["row"] = rank[first[inverse.reshape(-1)]][t["row"]]
+        x_all, len_all = x_all[keep], len_all[keep]
     srt = np.argsort(t["row"], kind="stable")
     t = {k: v[srt] for k, v in t.items()}
-    return np.concatenate(xs), np.concatenate(lens), t, out_offsets, out_off
+    return x_all, len_all, t, out_offsets, out_off
 
 
 def batches(prep, batch_size: int):

@@ -26,6 +26,7 @@ Every method of :mod:`contstim_bench.scoring.masked` is such a plan:
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -60,6 +61,7 @@ class Plan:
     coef: list[float] = field(default_factory=list)
     out: list[int] = field(default_factory=list)
     _index: dict = field(default_factory=dict, repr=False)
+    _arrays: "PlanArrays | None" = field(default=None, repr=False)
 
     @property
     def n_tokens(self) -> int:
@@ -90,6 +92,37 @@ class Plan:
         if not self.rows:
             return np.zeros((0, self.n_tokens), dtype=bool)
         return np.stack(self.rows)
+
+    def arrays(self) -> "PlanArrays":
+        """The plan as numpy arrays (built once; the plan must not change afterwards)."""
+        cached = self._arrays
+        if cached is None or cached.n_rows != len(self.rows) or len(cached.token) != len(self.token):
+            cached = self._arrays = PlanArrays(
+                masks=self.row_matrix(),
+                row=np.asarray(self.row, dtype=np.int64),
+                token=np.asarray(self.token, dtype=np.int64),
+                coef=np.asarray(self.coef, dtype=np.float64),
+                out=np.asarray(self.out, dtype=np.int64),
+                n_out=self.n_out,
+            )
+        return cached
+
+
+@dataclass(frozen=True)
+class PlanArrays:
+    """A :class:`Plan` as arrays: ``masks`` ``(n_rows, n_tokens)`` bool, and the parallel
+    read-out arrays ``row``, ``token``, ``coef``, ``out``."""
+
+    masks: np.ndarray
+    row: np.ndarray
+    token: np.ndarray
+    coef: np.ndarray
+    out: np.ndarray
+    n_out: int
+
+    @property
+    def n_rows(self) -> int:
+        return len(self.masks)
 
 
 def _check_pieces(pieces: Sequence[int]) -> tuple[int, ...]:
@@ -160,6 +193,15 @@ def exact_mean_plan(pieces: Sequence[int], max_rows: int = MAX_EXACT_ROWS) -> Pl
         base = _word_mask(p, offsets, words)
         for w in words:
             _add_word_step(plan, base, w, weight)
+    return plan
+
+
+@functools.lru_cache(maxsize=1024)
+def shared_exact_mean_plan(pieces: tuple[int, ...], max_rows: int = MAX_EXACT_ROWS) -> Plan:
+    """:func:`exact_mean_plan`, built once per piece layout and shared (read-only): the stimuli
+    of an experiment have few distinct layouts (8 words, mostly single pieces)."""
+    plan = exact_mean_plan(pieces, max_rows)
+    plan.arrays()
     return plan
 
 

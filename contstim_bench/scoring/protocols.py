@@ -12,6 +12,7 @@ protocol                     method                                      familie
 :class:`VocabularySweep`     ``sweep(words, position, candidates)``       kenlm, rnn, lstm,
                                                                          hf-causal
 :class:`NextWordScorer`      ``next_word_logprobs(prefix, candidates)``   hf-causal
+:class:`LazySweep`           ``prefix_sweep``, ``first_token_logprobs``   hf-causal
 :class:`WordCompletion`      ``word_completion_logprobs(sentence, ...)``  hf-masked
 :class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
 :class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
@@ -69,6 +70,41 @@ class NextWordScorer(Protocol):
 
     def next_word_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
         """log p(c | prefix) summed over c's tokens, for each candidate c (nats, float64)."""
+
+
+@runtime_checkable
+class LazySweep(Protocol):
+    """Sweeps and next-word values whose every value is independent of the other candidates
+    scored with it (the prefix before the position is always the same), plus cheap upper
+    bounds: what the lazy synthetic search needs to score candidates a few at a time."""
+
+    def prefix_sweep(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
+        """log p(words with ``words[position]`` := c) for each candidate c (nats, float64)."""
+
+    def prefix_next_word_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        """log p(c | prefix) summed over c's tokens, for each candidate c (nats, float64)."""
+
+    def first_token_logprobs(self, prefix_words: Sequence[str], candidates: Sequence[str]) -> np.ndarray:
+        """Upper bounds of :meth:`prefix_next_word_logprobs` (nats, float64; +inf = no bound)."""
+
+    def next_word_bounds(self, prefix_words: Sequence[str], candidates: Sequence[str],
+                         floor: float) -> tuple[np.ndarray, np.ndarray]:
+        """``(values, exact)``: next-word values where ``exact`` (every value that may reach
+        ``floor``), upper bounds below ``floor`` elsewhere (nats, float64)."""
+
+    def sweep_upper_bounds(self, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
+        """Upper bounds of :meth:`prefix_sweep` (nats, float64; +inf = no bound)."""
+
+    def sweep_at_least(self, words: Sequence[str], position: int, candidates: Sequence[str],
+                       threshold: float, margin: float | None = None) -> np.ndarray:
+        """Whether each :meth:`prefix_sweep` value is >= ``threshold``: 1.0, 0.0 or nan (not
+        decided, or within ``margin`` nats of it: compute the value), usually without scoring
+        every token."""
+
+    def evaluation_counts(self) -> dict[str, int]:
+        """How many values ``prefix_sweep`` (``sweep``) and ``prefix_next_word_logprobs``
+        (``next_word``) have computed with the model so far, and how many sentences
+        ``sweep_at_least`` has run (``bounded``)."""
 
 
 @runtime_checkable

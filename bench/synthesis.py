@@ -1,0 +1,147 @@
+"""Synthetic-sentence search (issue 16): the lazy search against the plain shortlist search, in
+one run, on SmolLM2-135M vs a KenLM trigram (the README's worked example).
+
+The trigram is trained here as the README does (``contstim train ngram --order 3``, its default
+corpus: the held-out ``train`` part of the contstim synthesis pool).  Start sentences are drawn
+from the default pool of ``contstim generate synthetic`` (the ``start`` part) with ``--seed`` as
+the command draws them, each job with the runner's job seed; ``--vocabulary-size`` keeps the
+function words as the command does.
+Both searches run every start sentence of ``--plain`` (the first ones); the lazy search runs all
+``--start-sentences``.  Reported per search: seconds per triplet (wall and CPU, one torch thread
+by default), causal-LM sentence evaluations (full scores or partial-chain bounds) per accepted
+replacement, next-word values, and, from the plain search, the attempts whose first choice
+under upstream's penalty-form ranking would have differed from the Eq. 2 ranking's.  Asserts
+that both searches give identical triplets (every column, every accepted replacement).
+
+Target (this CPU, one thread): a SmolLM2-vs-trigram triplet in a median under 30 s over 10
+start sentences, with the same triplets as the plain search.
+
+    python bench/synthesis.py [--start-sentences 10] [--plain 3] [--vocabulary-size 0] [--threads 1]
+
+Prints a table and ends with one JSON line.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--start-sentences", type=int, default=10, help="start sentences for the lazy search (default 10)")
+    ap.add_argument("--plain", type=int, default=3,
+                    help="of these, how many the plain search also runs (default 3; it is slow)")
+    ap.add_argument("--vocabulary-size", type=int, default=0,
+                    help="most frequent words per vocabulary list, as --vocabulary-size of contstim generate "
+                         "synthetic (default 0: the whole 29,157-word vocabulary)")
+    ap.add_argument("--seed", type=int, default=0, help="global seed, as --seed of contstim generate synthetic")
+    ap.add_argument("--threads", type=int, default=1, help="torch intra-op threads (default 1)")
+    ap.add_argument("--verbose", action="store_true", help="print every position attempt")
+    args = ap.parse_args(argv)
+
+    import numpy as np
+    import torch
+
+    from contstim_bench.generate.inputs import choose_start_sentences, load_pool, load_vocabulary
+    from contstim_bench.generate.natural_ilp import load_function_words
+    from contstim_bench.generate.runner import ModelEntry, job_seed
+    from contstim_bench.generate.synthetic import OUTPUT_COLUMNS, SearchModel, SearchSettings, synthesize_triplet
+    from contstim_bench.scoring.registry import load_scorer
+    from contstim_bench.scoring.training import train_ngram
+
+    torch.set_num_threads(args.threads)
+    fw = frozenset(w.lower() for w in load_function_words())
+    vocab = load_vocabulary(size=args.vocabulary_size or None, keep=fw)  # as the command: function words kept
+    pool, _ = load_pool()
+    starts = choose_start_sentences(pool, args.start_sentences, args.seed)
+
+    with tempfile.TemporaryDirectory() as tmp:
+        arpa = Path(tmp) / "trigram.arpa"
+        train_ngram(arpa, order=3, log=lambda m: None)
+        specs = {"smollm2": "smollm2-135m", "trigram": f"kenlm:{arpa}"}
+        entries = [ModelEntry(n, s) for n, s in specs.items()]
+        # job seeds from fixed specs (the trigram's temporary path would change them every run)
+        seeding = [ModelEntry("smollm2", "smollm2-135m"), ModelEntry("trigram", "kenlm:trigram.arpa")]
+        runs: dict[str, list[dict]] = {"lazy": [], "plain": []}
+        for strategy in ("lazy", "plain"):
+            m1, m2 = (SearchModel(e.name, load_scorer(e.spec, cache=False, progress=False), spec=e.spec)
+                      for e in entries)
+            m1.exact(starts[0].sentence)  # load the model before timing
+            settings = SearchSettings(strategy=strategy)
+            todo = starts if strategy == "lazy" else starts[: args.plain]
+            for start in todo:
+                tally = {"attempts": 0, "expensive": 0, "next_word": 0, "accepted": 0, "penalty_differs": 0}
+
+                def report(r, tally=tally):
+                    tally["attempts"] += 1
+                    tally["expensive"] += r.evaluations.expensive
+                    tally["next_word"] += r.evaluations.next_word
+                    tally["accepted"] += r.new is not None
+                    tally["penalty_differs"] += bool(r.penalty_rule_differs)
+                    if args.verbose:
+                        print(f"  {strategy} {r.line()}", file=sys.stderr, flush=True)
+
+                seed = job_seed(args.seed, seeding[0], seeding[1], start)
+                w0, c0 = time.perf_counter(), time.process_time()
+                row = synthesize_triplet(start.sentence, m1, m2, vocab, fw, seed, settings, natural_index=start.index,
+                                         report=report)
+                tally.update(wall=time.perf_counter() - w0, cpu=time.process_time() - c0, row=row)
+                runs[strategy].append(tally)
+                print(f"{strategy:5s} {tally['wall']:7.1f} s wall {tally['cpu']:7.1f} s CPU  "
+                      f"{tally['attempts']:3d} attempts {tally['accepted']:2d} accepted "
+                      f"{tally['expensive']:6d} causal-LM sentences {tally['next_word']:6d} next-word  "
+                      f"{row['N']!r} -> {row['S1']!r} / {row['S2']!r}", file=sys.stderr, flush=True)
+
+    both = len(runs["plain"])
+    for a, b in zip(runs["plain"], runs["lazy"][:both]):
+        for col in (*OUTPUT_COLUMNS, "history_S1", "history_S2"):
+            assert a["row"][col] == b["row"][col], (col, a["row"][col], b["row"][col])
+
+    def summary(items: list[dict]) -> dict:
+        accepted = sum(t["accepted"] for t in items)
+        return {
+            "triplets": len(items),
+            "median_s": round(statistics.median(t["wall"] for t in items), 2),
+            "median_cpu_s": round(statistics.median(t["cpu"] for t in items), 2),
+            "mean_s": round(float(np.mean([t["wall"] for t in items])), 2),
+            "attempts": sum(t["attempts"] for t in items),
+            "accepted": accepted,
+            "expensive_evaluations": sum(t["expensive"] for t in items),
+            "expensive_per_accepted": round(sum(t["expensive"] for t in items) / max(accepted, 1), 1),
+            "next_word_values": sum(t["next_word"] for t in items),
+        }
+
+    lazy_all, lazy_common, plain = summary(runs["lazy"]), summary(runs["lazy"][:both]), summary(runs["plain"])
+    result = {
+        "bench": "synthesis",
+        "models": specs | {"trigram": "kenlm: contstim train ngram --order 3 (default corpus)"},
+        "vocabulary": vocab.source,
+        "vocabulary_size": [len(vocab.first), len(vocab.rest)],
+        "torch_threads": torch.get_num_threads(),
+        "lazy": lazy_all,
+        "lazy_on_plain_starts": lazy_common,
+        "plain": plain,
+        "identical_triplets": both,
+        "speedup_wall": round(sum(t["wall"] for t in runs["plain"]) / sum(t["wall"] for t in runs["lazy"][:both]), 2)
+        if both else None,
+        "speedup_cpu": round(sum(t["cpu"] for t in runs["plain"]) / sum(t["cpu"] for t in runs["lazy"][:both]), 2)
+        if both else None,
+        "evaluations_ratio": round(plain["expensive_evaluations"] / max(lazy_common["expensive_evaluations"], 1), 1)
+        if both else None,
+        "plain_attempts_where_penalty_ranking_differs": sum(t["penalty_differs"] for t in runs["plain"]),
+    }
+    result["pass"] = bool(lazy_all["median_s"] < 30 and both > 0)
+    print(json.dumps(result))
+    return 0 if result["pass"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,220 @@
+"""The lazy synthetic search (issue 16) finds exactly the triplets of the plain search, scoring
+fewer sentences with the causal LM: KenLM n-grams trained here with ``contstim train ngram`` and
+a tiny random Llama on a byte-level BPE trained on the pool.  Also: the causal LM's fixed-prefix
+methods and bounds, the lazy shortlist, the Methods' stopping rule of the Eq. 3 search, and the
+per-attempt progress lines of ``contstim generate synthetic``."""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from contstim_bench.cli import main as cli_main
+from contstim_bench.data.build_contstim import POOL_SYNTHESIS
+from contstim_bench.data.sources import resolve
+from contstim_bench.generate.candidates import causal_shortlist, lazy_causal_shortlist
+from contstim_bench.generate.inputs import Vocabulary
+from contstim_bench.generate.natural_ilp import load_function_words
+from contstim_bench.generate.synthetic import OUTPUT_COLUMNS, SearchModel, SearchSettings, synthesize_triplet
+from contstim_bench.scoring.causal import CausalScorer
+from contstim_bench.scoring.protocols import LazySweep
+from contstim_bench.scoring.registry import load_scorer
+
+torch = pytest.importorskip("torch")
+
+HELD_OUT = 40  # the first pool lines are start sentences; the n-gram models never see them
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
+def save_tiny_causal_lm(folder, sentences: list[str]):
+    """A random 2-layer Llama on a 600-token byte-level BPE trained on ``sentences``, its
+    weights scaled up so that its probabilities differ clearly between words."""
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
+    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    tok.decoder = decoders.ByteLevel()
+    tok.train_from_iterator(sentences, trainers.BpeTrainer(
+        vocab_size=600, special_tokens=["<s>", "</s>", "<pad>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(), show_progress=False))
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>", pad_token="<pad>")
+    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id,
+                         pad_token_id=tokenizer.pad_token_id, tie_word_embeddings=False)
+    torch.manual_seed(0)
+    model = LlamaForCausalLM(config)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(4.0 if p.dim() > 1 else 1.0)
+    model.save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("lazy")
+    lines = resolve(POOL_SYNTHESIS).read_text(encoding="utf-8").splitlines()
+    held, train = lines[:HELD_OUT], lines[HELD_OUT:]
+    corpus = tmp / "corpus.txt"
+    corpus.write_text("\n".join(train) + "\n", encoding="utf-8")
+    specs = {}
+    for order, name in ((3, "trigram"), (2, "bigram")):
+        arpa = tmp / f"{name}.arpa"
+        assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", str(order), "--output", str(arpa)]) == 0
+        specs[name] = f"kenlm:{arpa}"
+    specs["tiny"] = f"hf-causal:{save_tiny_causal_lm(tmp / 'tiny', train)}"
+    from contstim_bench.data.load import dataset_dir
+
+    freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
+    freq = freq.sort_values("frequency", ascending=False, kind="stable")
+    vocab = Vocabulary(tuple(freq.loc[freq["capitalized"], "word"].head(150)),
+                       tuple(freq.loc[~freq["capitalized"], "word"].head(300)), "top 150/300")
+    return {"tmp": tmp, "held": held, "specs": specs, "vocab": vocab, "fw": load_function_words()}
+
+
+def model(setup, name: str, **kw) -> SearchModel:
+    return SearchModel(name, load_scorer(setup["specs"][name], cache=False, progress=False, **kw))
+
+
+def test_fixed_prefix_values_and_bounds(setup):
+    """prefix_sweep equals scoring each sentence (to float rounding), also when the candidates
+    come in other company; the bounds hold; sweep_at_least agrees with the values."""
+    tiny = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+    assert isinstance(tiny, LazySweep)
+    words = setup["held"][3].split()
+    cands = list(setup["vocab"].rest[:80])
+    for position in (0, 3, len(words) - 1):
+        values = tiny.prefix_sweep(words, position, cands)
+        sents = [" ".join(words[:position] + [c] + words[position + 1:]) for c in cands]
+        np.testing.assert_allclose(values, tiny.score(sents), atol=2e-4)
+        fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+        part = fresh.prefix_sweep(words, position, cands[5:17])  # other company, other batches
+        np.testing.assert_allclose(part, values[5:17], atol=1e-4)
+        assert (tiny.sweep_upper_bounds(words, position, cands) >= values).all()
+        nw = tiny.prefix_next_word_logprobs(words[:position], cands)
+        assert (tiny.first_token_logprobs(words[:position], cands) >= nw).all()
+        threshold = float(np.median(values))
+        decided = fresh.sweep_at_least(words, position, cands, threshold, 1e-3)
+        known = ~np.isnan(decided)
+        assert known.mean() > 0.9
+        assert (decided[known] == (values[known] >= threshold)).all()
+        assert (np.abs(values[known] - threshold) > 1e-3).all()
+        runs = fresh.evaluation_counts()["bounded"]
+        again = fresh.sweep_at_least(words, position, cands, threshold, 1e-3)
+        assert np.array_equal(again, decided, equal_nan=True)
+        assert fresh.evaluation_counts()["bounded"] == runs  # every decision came from kept sums
+        if position < len(words) - 1:  # the last word changed: kept sums of the first tokens still count
+            changed = words[:-1] + ["tomorrow" if words[-1] != "tomorrow" else "today"]
+            truth = tiny.prefix_sweep(changed, position, cands)
+            found = fresh.sweep_at_least(changed, position, cands, threshold, 1e-3)
+            ok = ~np.isnan(found)
+            assert ok.mean() > 0.9 and (found[ok] == (truth[ok] >= threshold)).all()
+
+
+def test_lazy_shortlist_is_the_shortlist(setup):
+    tiny = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+    cands = list(setup["vocab"].rest)
+    for prefix in ([], setup["held"][5].split()[:2], setup["held"][6].split()[:5]):
+        for threshold, min_words in ((-10.0, 10), (-4.0, 10), (-2.0, 40), (-10.0, 1000)):
+            fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+            lazy = lazy_causal_shortlist(fresh, prefix, cands, threshold, 5.0, min_words)
+            plain = causal_shortlist(tiny, prefix, cands, threshold, 5.0, min_words)
+            assert lazy.tolist() == plain.tolist()
+            assert 0 < fresh.evaluation_counts()["next_word"] <= len(cands)
+            relevant = np.arange(len(cands)) % 3 == 0  # e.g. the candidates an n-gram model keeps
+            fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+            some = lazy_causal_shortlist(fresh, prefix, cands, threshold, 5.0, min_words, relevant=relevant)
+            assert some.tolist() == (plain & relevant).tolist()
+
+
+def run_both(setup, names: tuple[str, str], starts: list[str], seed: int):
+    """Triplets and attempt reports of the plain and the lazy search (fresh scorers each)."""
+    out = {}
+    for strategy in ("plain", "lazy"):
+        m1, m2 = model(setup, names[0]), model(setup, names[1])
+        reports = []
+        rows = [synthesize_triplet(s, m1, m2, setup["vocab"], setup["fw"], seed=seed + k,
+                                   settings=SearchSettings(strategy=strategy, lazy_batch=4), report=reports.append)
+                for k, s in enumerate(starts)]
+        out[strategy] = (rows, reports)
+    return out
+
+
+def test_lazy_search_gives_the_plain_triplets(setup):
+    starts = setup["held"][10:13]
+    runs = run_both(setup, ("tiny", "trigram"), starts, seed=7)
+    (plain, plain_reports), (lazy, lazy_reports) = runs["plain"], runs["lazy"]
+    for a, b in zip(plain, lazy):
+        for col in (*OUTPUT_COLUMNS, "history_S1", "history_S2"):
+            assert a[col] == b[col], col
+    # the searches do replace words, in both directions
+    assert sum(r["replacements_S1"] for r in plain) >= 1 and sum(r["replacements_S2"] for r in plain) >= 1
+    assert len(plain_reports) == len(lazy_reports) == sum(r["steps_S1"] + r["steps_S2"] for r in plain)
+    for p, q in zip(plain_reports, lazy_reports):
+        assert (p.position, p.new, p.loss, p.accept) == (q.position, q.new, q.loss, q.accept)
+    spent = {k: sum(r.evaluations.expensive for r in v) for k, v in (("plain", plain_reports), ("lazy", lazy_reports))}
+    assert spent["lazy"] < spent["plain"] / 2, spent
+    assert all(r.penalty_rule_differs is not None for r in plain_reports if not r.reused)
+    assert all(r.penalty_rule_differs is None for r in lazy_reports)
+
+
+def test_lazy_search_with_the_causal_lm_on_both_sides_of_bigram(setup):
+    runs = run_both(setup, ("bigram", "tiny"), setup["held"][20:22], seed=3)
+    for a, b in zip(runs["plain"][0], runs["lazy"][0]):
+        assert {c: a[c] for c in OUTPUT_COLUMNS} == {c: b[c] for c in OUTPUT_COLUMNS}
+
+
+def test_masked_search_stops_after_five_evaluations_that_did_not_lower_the_loss(setup, tmp_path):
+    """Methods, Eq. 3 search: at most two fitting evaluations plus five that failed per attempt."""
+    import tiny_mlm  # tests/tiny_mlm.py
+
+    tok = tiny_mlm.train_wordpiece(setup["held"] + list(setup["vocab"].rest), vocab_size=800)
+    folder = tiny_mlm.save(tiny_mlm.random_masked_lm(tok, hidden=32, layers=1, heads=2, seed=1, init_range=0.3),
+                           tok, tmp_path / "mlm")
+    mlm = SearchModel("mlm", load_scorer(f"hf-masked:{folder}?method=pll", cache=False, progress=False))
+    reports = []
+    synthesize_triplet(setup["held"][2], model(setup, "trigram"), mlm, setup["vocab"], setup["fw"], seed=2,
+                       settings=SearchSettings(max_attempts=6), report=reports.append)
+    failed = [r for r in reports if r.new is None]
+    assert failed and all(r.evaluations.expensive <= 2 + 5 for r in failed)
+    assert any(r.evaluations.expensive == 2 + 5 for r in failed)
+
+
+def test_vocabulary_size_keeps_the_most_frequent_words(setup, tmp_path):
+    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.generate.inputs import load_vocabulary
+
+    top = load_vocabulary(size=300)  # no function words kept: exactly the 300 most frequent of each list
+    # the table's (alphabetical) order is kept; the set is the fixture's frequency-ordered top 300 / 150
+    assert set(top.rest) == set(setup["vocab"].rest) and set(setup["vocab"].first) <= set(top.first)
+    assert len(top.first) == len(top.rest) == 300 and "300 most frequent" in top.source
+    freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet").set_index("word")["frequency"]
+    assert freq[list(top.rest)].min() >= freq[[w for w in load_vocabulary().rest if w not in top.rest]].max()
+    words = tmp_path / "words.txt"
+    words.write_text("b\na\nc\n", encoding="utf-8")
+    with pytest.raises(ValueError, match="a word list has no frequencies"):  # main's --vocabulary-size contract
+        load_vocabulary(words, size=2)
+    with pytest.raises(ValueError, match="vocabulary size"):
+        load_vocabulary(size=0)
+
+
+def test_progress_lines_of_generate_synthetic(setup, tmp_path, capfd):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(setup["vocab"].rest[:120]) + "\n", encoding="utf-8")
+    pool = tmp_path / "pool.txt"
+    pool.write_text("\n".join(setup["held"][:5]) + "\n", encoding="utf-8")
+    models = f"tiny={setup['specs']['tiny']},trigram={setup['specs']['trigram']}"
+    assert cli_main(["generate", "synthetic", "--models", models, "--start-sentences", "1", "--pool", str(pool),
+                     "--vocabulary", str(vocab), "--max-attempts", "3", "--no-cache",
+                     "--output", str(tmp_path / "run")]) == 0
+    err = capfd.readouterr().err
+    lines = [ln for ln in err.splitlines() if re.match(r"\[p0\] 00-01_\d{6} \S+>\S+ attempt \d+ position \d+: ", ln)]
+    assert len(lines) == 2 * 3, err[-2000:]
+    assert all(re.search(r"loss -?\d+\.\d{3} nats, \d+ candidates, \d+ causal-LM sentences", ln) for ln in lines)
+    assert {ln.split()[2] for ln in lines} == {"tiny>trigram", "trigram>tiny"}
