@@ -15,7 +15,7 @@ from contstim_bench.analysis.evaluation import evaluate_logprobs
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.build_contstim import load_trials
 from contstim_bench.data.contstim_trials import pair_id, trials_schema
-from contstim_bench.experiment.design import design_from_trials
+from contstim_bench.data.design import design_from_trials
 from contstim_bench.experiment.export import export_experiment
 from contstim_bench.experiment.ingest import catch_correct, ingest, ingest_to_dataset
 from contstim_bench.experiment.server import create_app

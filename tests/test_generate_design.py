@@ -148,7 +148,7 @@ def test_generate_natural_select_design_chain(tmp_path, capsys):
                      "--catch-trials", "12", "--seed", "3", "--output", str(tmp_path / "design")]) == 0
     out = capsys.readouterr().out
     assert "3 groups" in out
-    from contstim_bench.experiment.design import read_design
+    from contstim_bench.data.design import read_design
 
     design = read_design(tmp_path / "design")
     assert design["group"].nunique() == 3

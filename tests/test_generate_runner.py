@@ -17,7 +17,8 @@ import pytest
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.sources import resolve
 from contstim_bench.generate.inputs import StartSentence
-from contstim_bench.generate.runner import JOBS_DIR, ModelEntry, job_seed, make_jobs, parse_models, shard
+from contstim_bench.generate.pairing import ModelEntry, parse_models
+from contstim_bench.generate.runner import JOBS_DIR, job_seed, make_jobs, shard
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
 
 POOL = POOL_SYNTHESIS  # the 6,113 natural sentences of the synthesis pool

@@ -24,7 +24,7 @@ from contstim_bench.data.build_contstim import POOL_SYNTHESIS, load_trials
 from contstim_bench.data.pool_split import is_start_sentence, split_part
 from contstim_bench.data.rounds import discover_rounds, load_round
 from contstim_bench.data.sources import resolve
-from contstim_bench.experiment.design import design_from_trials, validate_design
+from contstim_bench.data.design import design_from_trials, validate_design
 from contstim_bench.generate.inputs import load_pool
 from contstim_bench.schema import PLL_MODELS
 from contstim_bench.scoring.precomputed import reference_table
@@ -141,7 +141,7 @@ def test_precomputed_arrays_aligned_with_the_supplied_selection_pool(tmp_path, m
     assert pool_file_log_probs("gpt2", short) is None
 
     from contstim_bench.generate.natural_run import score_pool
-    from contstim_bench.generate.runner import ModelEntry
+    from contstim_bench.generate.pairing import ModelEntry
 
     lines = stand_in.read_text(encoding="utf-8").splitlines()
     kept, lp = score_pool(lines[:1000], [ModelEntry("gpt2", "precomputed:gpt2"), ModelEntry("trigram", "precomputed:trigram")],

@@ -38,30 +38,10 @@ import pyarrow as pa
 from ..data.contstim_trials import CONFIDENCE_BY_RATING, trials_schema
 from ..data.writer import ConfigSpec, DatasetSpec
 from ..schema import TRIAL_COLUMNS
-from .design import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
+from ..data.design import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
+from .round_writer import TRIAL_COLUMN_DOCS
 
 MIN_CATCH_CORRECT = 11
-
-TRIAL_COLUMN_DOCS = {
-    "experiment": "experiment name given at ingestion (`--experiment`)",
-    "participant": "`<experiment>-pNNN`, NNN the participant's row id in the response database",
-    "group": "participant group of the design, assigned by the server (least-filled group first)",
-    "trial": "position of the trial in the participant's session, 1-based",
-    "pair_id": "id of the unordered sentence pair (sha1 of the two sentences sorted, first 16 hex digits)",
-    "sentence1": "the sentence shown on the left",
-    "sentence2": "the sentence shown on the right",
-    "sentence1_type": "stimulus type code of sentence1 (N, S1, S2, N1, N2, R1, R2, C1 natural, C2 shuffled)",
-    "sentence2_type": "stimulus type code of sentence2",
-    "trial_type": "condition of the pair, from the two type codes",
-    "sentence1_accept_model": "model targeted to accept sentence1 (null if none)",
-    "sentence1_reject_model": "model targeted to reject sentence1 (null if none)",
-    "sentence2_accept_model": "model targeted to accept sentence2 (null if none)",
-    "sentence2_reject_model": "model targeted to reject sentence2 (null if none)",
-    "rating": "button pressed: 1 very confident / 2 confident / 3 somewhat confident for sentence1, "
-    "4 somewhat confident / 5 confident / 6 very confident for sentence2",
-    "confidence": "3 very confident, 2 confident, 1 somewhat confident (from the rating)",
-    "reaction_time_ms": "milliseconds from the trial's display to the click, measured in the browser",
-}
 
 PARTICIPANT_COLUMN_DOCS = {
     "participant": "participant id as in `trials`",
@@ -336,7 +316,7 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
     finally:
         conn.close()
     if design is not None:
-        from .design import read_design
+        from ..data.design import read_design
 
         check_same_design(served, read_design(design), str(design))
     models, logprobs = round_models(served, design)

@@ -31,10 +31,32 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..data.rounds import ROUND_FILE, ROUND_FORMAT, ROUND_FORMAT_VERSION, identifier_of, read_meta, round_fingerprint
-from .design import DESIGN_COLUMNS, validate_design
+from ..data.design import DESIGN_COLUMNS, validate_design
 
 TARGET_COLUMNS = ("sentence1_accept_model", "sentence1_reject_model", "sentence2_accept_model",
                   "sentence2_reject_model")
+
+# the columns of a round's ``trials`` config (also the docs of the ``design`` config's columns)
+TRIAL_COLUMN_DOCS = {
+    "experiment": "experiment name given at ingestion (`--experiment`)",
+    "participant": "`<experiment>-pNNN`, NNN the participant's row id in the response database",
+    "group": "participant group of the design, assigned by the server (least-filled group first)",
+    "trial": "position of the trial in the participant's session, 1-based",
+    "pair_id": "id of the unordered sentence pair (sha1 of the two sentences sorted, first 16 hex digits)",
+    "sentence1": "the sentence shown on the left",
+    "sentence2": "the sentence shown on the right",
+    "sentence1_type": "stimulus type code of sentence1 (N, S1, S2, N1, N2, R1, R2, C1 natural, C2 shuffled)",
+    "sentence2_type": "stimulus type code of sentence2",
+    "trial_type": "condition of the pair, from the two type codes",
+    "sentence1_accept_model": "model targeted to accept sentence1 (null if none)",
+    "sentence1_reject_model": "model targeted to reject sentence1 (null if none)",
+    "sentence2_accept_model": "model targeted to accept sentence2 (null if none)",
+    "sentence2_reject_model": "model targeted to reject sentence2 (null if none)",
+    "rating": "button pressed: 1 very confident / 2 confident / 3 somewhat confident for sentence1, "
+    "4 somewhat confident / 5 confident / 6 very confident for sentence2",
+    "confidence": "3 very confident, 2 confident, 1 somewhat confident (from the rating)",
+    "reaction_time_ms": "milliseconds from the trial's display to the click, measured in the browser",
+}
 
 
 def served_design(conn: sqlite3.Connection) -> pd.DataFrame:
@@ -116,7 +138,6 @@ def _design_table(design: pd.DataFrame) -> pa.Table:
 def round_configs(name: str, design: pd.DataFrame, models: pd.DataFrame, logprobs: pd.DataFrame):
     """The ``design``, ``models`` and ``logprobs`` configs of a round (split = round name)."""
     from ..data.writer import ConfigSpec
-    from .ingest import TRIAL_COLUMN_DOCS
 
     design_docs = {k: v for k, v in TRIAL_COLUMN_DOCS.items() if k in DESIGN_COLUMNS}
     design_docs["trial"] = "trial number in the group's design (participants saw the group's trials in their own order)"

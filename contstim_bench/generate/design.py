@@ -34,6 +34,7 @@ import pyarrow as pa
 from scipy.optimize import linear_sum_assignment
 
 from contstim_bench.data.contstim_trials import pair_id
+from contstim_bench.data.design import read_design
 from contstim_bench.schema import TRIAL_COLUMNS
 
 DESIGN_DATASET = "design"
@@ -227,8 +228,8 @@ def design_table(design: pd.DataFrame) -> pa.Table:
 
 
 def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path:
-    """Write ``OUTPUT/design`` (config ``design``, split ``train``); it passes
-    :func:`contstim_bench.experiment.design.read_design` when that module is installed."""
+    """Write ``OUTPUT/design`` (config ``design``, split ``train``) and check that it passes
+    :func:`contstim_bench.data.design.read_design` (what the experiment server reads)."""
     from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 
     from ..citations import GOLAN_2023
@@ -257,8 +258,6 @@ def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path
                             "One row per participant group x trial (trials layout without participants and "
                             "responses).", docs)])
     folder = write_dataset(spec, output)
-    from contstim_bench.experiment.design import read_design
-
     read_design(output)  # raises ValueError naming the problem if the design is not servable
     return folder
 

@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from .natural_ilp import NaturalPairSelection, select_natural_pairs
-from .runner import ModelEntry
+from .pairing import ModelEntry
 
 MODELS_FILE = "models.json"
 """Written beside ``OUTPUT/natural``: the run's models (name, spec, role) and contrasted pairs."""

@@ -17,9 +17,42 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .runner import ModelEntry, parse_models
-
 ROLES = ("candidate", "reference")
+
+
+@dataclass(frozen=True)
+class ModelEntry:
+    """A model of the run: its display name (``m1``/``m2`` in the output) and its spec."""
+
+    name: str
+    spec: str
+
+
+def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--models") -> list[ModelEntry]:
+    """``SPEC,SPEC,...`` or ``NAME=SPEC,...`` -> model entries (name defaults to the spec).
+
+    ValueError for fewer than ``minimum`` models, an empty entry or a repeated name (``flag``
+    names the option in the messages).
+    """
+    items = [x.strip() for x in (text.split(",") if isinstance(text, str) else text)]
+    out: list[ModelEntry] = []
+    for i, item in enumerate(items):
+        if not item:
+            raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
+        name, sep, spec = item.partition("=")
+        if sep and ":" not in name and name.strip() and spec.strip():
+            out.append(ModelEntry(name.strip(), spec.strip()))
+        else:
+            out.append(ModelEntry(item, item))
+    if len(out) < minimum:
+        want = "two models" if minimum == 2 else f"{minimum} model(s) in {flag}"
+        raise ValueError(f"need at least {want} to synthesise controversial pairs, got {len(out)}")
+    names = [m.name for m in out]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise ValueError(f"model name(s) {dup} given twice in {flag}")
+    return out
+
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ import pyarrow as pa
 from ..citations import GOLAN_2023
 from ..results.io import ValidationError, parse_json
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
+from .pairing import ModelEntry, check_can_synthesize, pairing
 from .synthetic import (
     OUTPUT_COLUMNS,
     TRIPLETS_DATASET,
@@ -61,40 +62,6 @@ RUNNING_DIR = "running"
 # Methods' stopping rule of the Eq. 3 search (issue 16), which change the triplets (a format 1 or 2 run
 # folder is not resumed)
 RUN_FORMAT = 3
-
-
-@dataclass(frozen=True)
-class ModelEntry:
-    """A model of the run: its display name (``m1``/``m2`` in the output) and its spec."""
-
-    name: str
-    spec: str
-
-
-def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--models") -> list[ModelEntry]:
-    """``SPEC,SPEC,...`` or ``NAME=SPEC,...`` -> model entries (name defaults to the spec).
-
-    ValueError for fewer than ``minimum`` models, an empty entry or a repeated name (``flag``
-    names the option in the messages).
-    """
-    items = [x.strip() for x in (text.split(",") if isinstance(text, str) else text)]
-    out: list[ModelEntry] = []
-    for i, item in enumerate(items):
-        if not item:
-            raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
-        name, sep, spec = item.partition("=")
-        if sep and ":" not in name and name.strip() and spec.strip():
-            out.append(ModelEntry(name.strip(), spec.strip()))
-        else:
-            out.append(ModelEntry(item, item))
-    if len(out) < minimum:
-        want = "two models" if minimum == 2 else f"{minimum} model(s) in {flag}"
-        raise ValueError(f"need at least {want} to synthesise controversial pairs, got {len(out)}")
-    names = [m.name for m in out]
-    dup = sorted({n for n in names if names.count(n) > 1})
-    if dup:
-        raise ValueError(f"model name(s) {dup} given twice in {flag}")
-    return out
 
 
 @dataclass(frozen=True)
@@ -182,7 +149,6 @@ def plan_run(output: str | os.PathLike, models: str | Sequence[str] | None, star
     ``vocabulary_size``: only the N most frequent words of each vocabulary list, the function
     words kept (:func:`contstim_bench.generate.inputs.load_vocabulary`)."""
     from .natural_ilp import load_function_words
-    from .pairing import check_can_synthesize, pairing
 
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"--seed must be a non-negative integer, got {seed!r}")

@@ -40,8 +40,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ..data.contstim_trials import pair_id as make_pair_id
-from ..data.contstim_trials import trial_type_of
+from .contstim_trials import pair_id as make_pair_id
+from .contstim_trials import trial_type_of
 
 DESIGN_COLUMNS = {
     "group": "int64",
@@ -236,7 +236,7 @@ def read_design(path: str | os.PathLike) -> pd.DataFrame:
     into a design with :func:`design_from_trials`; the per-participant columns of the ``trials``
     layout (experiment, rating, confidence, reaction time) are ignored when present.
     """
-    from ..data.verify import verify_parquet
+    from .verify import verify_parquet
 
     file = verify_parquet(_design_file(Path(path)))  # a design written as a dataset is checked
     try:
