@@ -23,6 +23,15 @@ os.environ.setdefault("HF_DATASETS_CACHE", str(_SESSION_TMP / "hf-datasets-cache
 import pytest  # noqa: E402
 
 
+def pytest_sessionfinish(session, exitstatus):
+    """Remove the session's folder (converted offline models: about 1.8 GB, datasets, caches), so
+    that repeated runs do not fill the disk; CONTSTIM_KEEP_TEST_TMP=1 keeps it for inspection."""
+    import shutil
+
+    if not os.environ.get("CONTSTIM_KEEP_TEST_TMP"):
+        shutil.rmtree(_SESSION_TMP, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def raw_data_dir() -> Path:
     """The raw data folder, found as the package finds it
