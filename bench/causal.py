@@ -16,7 +16,7 @@ of a sentence after the start token, i.e. the start token and every token but th
 
 Each timing is the best of ``--repeats`` rounds; a round runs every scorer one after the other,
 so that load from other processes affects all alike.  ``--scaling`` adds a data-parallel run:
-``accelerate launch --cpu --num_processes 1`` and ``2`` of ``contstim score`` over the same
+``torchrun --nproc_per_node 1`` and ``2`` of ``contstim score`` over the same
 sentences (cache off, one thread per process; wall time of the whole command, model loading
 included; ideal ratio 2.0 on 2 free cores).  Prints a table and ends with one JSON line.
 
@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--peers", metavar="DIR", default=None,
                     help="folder of the peers' venvs (made there on first use); without it the peers are skipped")
-    ap.add_argument("--scaling", action="store_true", help="also time accelerate launch with 1 and 2 processes")
+    ap.add_argument("--scaling", action="store_true", help="also time torchrun with 1 and 2 CPU processes")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--limit", type=int, default=None,
@@ -155,14 +155,14 @@ def main(argv=None) -> int:
     for name, t in rows:
         print(f"{name:<30} {t:>9.2f} {n_tokens / t:>9.1f} {t / t_floor:>8.3f}")
     if args.scaling:
-        print(f"accelerate launch, 1 process {result['scaling_1_process_s']:.1f} s, 2 processes "
+        print(f"torchrun, 1 process {result['scaling_1_process_s']:.1f} s, 2 processes "
               f"{result['scaling_2_processes_s']:.1f} s: {result['scaling_speedup']:.2f}x (ideal 2.0)")
     print(json.dumps(result))
     return 0
 
 
 def scaling(sents: list[str], batch_size: int) -> dict:
-    """Wall seconds of ``accelerate launch --cpu --num_processes N -m contstim_bench score`` over
+    """Wall seconds of ``torchrun --nproc_per_node N -m contstim_bench score`` over
     ``sents`` for N = 1 and 2 (cache off, one thread per process), and the speed-up."""
     import subprocess
     import tempfile
@@ -174,8 +174,8 @@ def scaling(sents: list[str], batch_size: int) -> dict:
         (Path(tmp) / "s.txt").write_text("\n".join(sents) + "\n", encoding="utf-8")
         arrays = {}
         for n in (1, 2):
-            cmd = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", str(n),
-                   "--num_machines", "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "contstim_bench",
+            # torchrun: N CPU processes (accelerate launch --cpu starts one process without MPI)
+            cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", str(n), "-m", "contstim_bench",
                    "score", "--model", "smollm2-135m", "--input", f"{tmp}/s.txt", "--output", f"{tmp}/{n}.npy",
                    "--no-cache", "--quiet", "--batch-size", str(batch_size), "--device", "cpu"]
             t0 = time.perf_counter()

@@ -1,4 +1,4 @@
-"""Distributed, resumable synthesis runs: a 2-process CPU `accelerate launch` gives the same
+"""Distributed, resumable synthesis runs: a 2-process CPU launch (torchrun) gives the same
 triplets as one process, a run killed mid-way and resumed gives the output of an uninterrupted
 run, and a resume with different arguments is refused."""
 from __future__ import annotations
@@ -86,8 +86,8 @@ def test_reference_run_layout(setup):
 
 def test_two_process_accelerate_launch_gives_the_same_triplets(setup):
     out = setup["tmp"] / "two_procs"
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", "2", "--num_machines", "1",
-           "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "contstim_bench", "generate",
+    # torchrun: two CPU processes (accelerate launch --cpu --num_processes 2 starts one without MPI)
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "-m", "contstim_bench", "generate",
            *setup["args"], "--output", str(out)]
     proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]

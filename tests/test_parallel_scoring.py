@@ -1,4 +1,4 @@
-"""Data-parallel scoring: `accelerate launch --num_processes 2` on CPU gives bit-identical scores
+"""Data-parallel scoring: two launched CPU processes (torchrun) give bit-identical scores
 and the same result files as one process (`contstim score` to CSV and to the pool .npy layout,
 `contstim evaluate`, `contstim generate natural`), resumes from the score cache, and its pool
 arrays serve as `precomputed:` models."""
@@ -39,11 +39,15 @@ def setup(tmp_path_factory):
     return {"tmp": tmp, "model": f"hf-causal:{model}", "lines": lines}
 
 
+LAUNCH = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node"]
+"""``torchrun --nproc_per_node N``: N CPU processes (``accelerate launch --cpu --num_processes N``
+starts one process unless MPI is set up, so it cannot test the split on CPU)."""
+
+
 def launch(args: list[str], cache: Path, n: int = 2) -> subprocess.CompletedProcess:
-    """``accelerate launch --cpu --num_processes n -m contstim_bench ARGS`` with its own score cache."""
+    """``torchrun --nproc_per_node n -m contstim_bench ARGS`` with its own score cache."""
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", CONTSTIM_SCORE_CACHE=str(cache))
-    cmd = [sys.executable, "-m", "accelerate.commands.launch", "--cpu", "--num_processes", str(n), "--num_machines",
-           "1", "--mixed_precision", "no", "--dynamo_backend", "no", "-m", "contstim_bench", *args]
+    cmd = [*LAUNCH, str(n), "-m", "contstim_bench", *args]
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
@@ -52,6 +56,19 @@ def launch(args: list[str], cache: Path, n: int = 2) -> subprocess.CompletedProc
 def one_process(args: list[str], cache: Path, monkeypatch) -> int:
     monkeypatch.setenv("CONTSTIM_SCORE_CACHE", str(cache))
     return cli_main(args)
+
+
+def test_each_launched_process_gets_its_own_rank(tmp_path):
+    """Under a 2-process launch on a machine without a GPU, the package sees two processes, ranks 0
+    and 1 (a bare ``PartialState()`` reports one process there, and both would score everything)."""
+    script = tmp_path / "rank.py"
+    script.write_text("from contstim_bench.scoring.parallel import processes\n"
+                      "p = processes()\nprint(f'rank {p.index} of {p.count}', flush=True)\n", encoding="utf-8")
+    proc = subprocess.run([*LAUNCH, "2", str(script)], env=dict(os.environ, OMP_NUM_THREADS="1"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert sorted(line for line in proc.stdout.splitlines() if line.startswith("rank")) == ["rank 0 of 2",
+                                                                                             "rank 1 of 2"]
 
 
 def test_two_processes_score_a_file_bit_identically(setup, monkeypatch, capsys):

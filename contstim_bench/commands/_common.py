@@ -36,8 +36,9 @@ def existing_folder(text: str) -> str:
 
 MAX_TOKENS_HELP = ("hf-causal models: length-sorted batches of at most N padded tokens (sentences x longest "
                    "length) instead of a fixed number of sentences per batch (which then only caps the count if given)")
-PARALLEL_NOTE = ("Data-parallel: `accelerate launch --num_processes N -m contstim_bench <command> ...` splits the "
-                 "sentences across processes (each resumable from the score cache); process 0 writes the output.")
+PARALLEL_NOTE = ("Data-parallel: `accelerate launch --num_processes N -m contstim_bench <command> ...` on GPUs, "
+                 "`torchrun --nproc_per_node N -m contstim_bench <command> ...` on CPU, splits the sentences across "
+                 "processes (each resumable from the score cache); process 0 writes the output.")
 
 
 def add_model_args(

@@ -341,11 +341,10 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     """Run (or resume) ``plan`` on this process's shard; process 0 writes the triplet dataset and
     returns its folder (other processes return None).  ``loader``: spec -> scorer (default:
     :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype)."""
-    from accelerate import PartialState
-
     from ..progress import interactive, progress_bar
+    from ..scoring.parallel import launch_state
 
-    state = PartialState()
+    state = launch_state()  # CPU processes too (a bare PartialState() would see one process without a GPU)
     main = state.is_main_process
     jobs_dir = plan.output / JOBS_DIR
     running_dir = plan.output / RUNNING_DIR

@@ -15,6 +15,7 @@ import math
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -83,14 +84,29 @@ class ScoreCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         with self._sqlite("cannot be opened"):
-            self._conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(
-                f"CREATE TABLE IF NOT EXISTS {self.TABLE} (model TEXT NOT NULL, method TEXT NOT NULL, "
-                "sentence TEXT NOT NULL, logprob REAL NOT NULL, checksum TEXT NOT NULL, "
-                "PRIMARY KEY (model, method, sentence))"
-            )
-            self._conn.commit()
+            self._conn = self._open()
+
+    def _open(self) -> sqlite3.Connection:
+        """Connect, switch to WAL and create the table.  Several processes opening a new file at
+        once (a data-parallel launch) can see "database is locked" here: switching the journal
+        mode does not wait on SQLite's busy handler, so the open is retried for up to 60 s."""
+        deadline = time.monotonic() + 60
+        while True:
+            conn = sqlite3.connect(self.path, timeout=60, check_same_thread=False)
+            try:
+                conn.execute("PRAGMA journal_mode=WAL")
+                conn.execute(
+                    f"CREATE TABLE IF NOT EXISTS {self.TABLE} (model TEXT NOT NULL, method TEXT NOT NULL, "
+                    "sentence TEXT NOT NULL, logprob REAL NOT NULL, checksum TEXT NOT NULL, "
+                    "PRIMARY KEY (model, method, sentence))"
+                )
+                conn.commit()
+                return conn
+            except sqlite3.OperationalError as exc:
+                conn.close()
+                if "locked" not in str(exc) or time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
 
     def _sqlite(self, what: str):
         """Context manager turning an SQLite error into :class:`CorruptCacheError`."""

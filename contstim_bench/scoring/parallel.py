@@ -82,14 +82,26 @@ def launched_processes() -> int:
         return 1
 
 
-def processes() -> Processes:
-    """Index and count of this process (``Processes(0, 1)`` without a launcher; accelerate's
-    :class:`~accelerate.PartialState` under one, which sets up the process group)."""
-    if launched_processes() == 1:
-        return Processes(0, 1)
+def launch_state():
+    """accelerate's :class:`~accelerate.PartialState` for this launch, which sets up the process
+    group.  Without a GPU it is asked for CPU processes explicitly (``cpu=True``, gloo backend):
+    ``PartialState()`` alone would see ``WORLD_SIZE=2`` but no accelerator and report one process,
+    so every process would score every sentence."""
+    import torch
     from accelerate import PartialState
 
-    state = PartialState()
+    return PartialState(cpu=not torch.cuda.is_available())
+
+
+def processes() -> Processes:
+    """Index and count of this process (``Processes(0, 1)`` without a launcher; accelerate's
+    :class:`~accelerate.PartialState` under one, :func:`launch_state`)."""
+    if launched_processes() == 1:
+        return Processes(0, 1)
+    state = launch_state()
+    if state.num_processes != launched_processes():
+        raise RuntimeError(f"the launcher started {launched_processes()} processes (WORLD_SIZE) but accelerate "
+                           f"set up {state.num_processes}; the sentences would not be split")
     return Processes(state.process_index, state.num_processes)
 
 
@@ -101,18 +113,15 @@ def is_main_process() -> bool:
 def wait_for_everyone() -> None:
     """Barrier across the launch's processes (nothing without a launcher)."""
     if launched_processes() > 1:
-        from accelerate import PartialState
-
-        PartialState().wait_for_everyone()
+        launch_state().wait_for_everyone()
 
 
 def default_device():
     """This process's accelerator under a launcher (``cuda:<local rank>``), else None."""
     if launched_processes() == 1:
         return None
-    from accelerate import PartialState
-
-    return PartialState().device
+    device = launch_state().device
+    return None if device.type == "cpu" else device  # CPU processes: the family's default, as in one process
 
 
 def _gather(obj):
