@@ -32,6 +32,17 @@ def pytest_sessionfinish(session, exitstatus):
         shutil.rmtree(_SESSION_TMP, ignore_errors=True)
 
 
+@pytest.fixture(scope="module")
+def datasets(tmp_path_factory):
+    """A datasets folder of the test module's own ($CONTSTIM_DATASETS while the module runs),
+    built on first use.  A module that also needs its own score cache overrides this fixture
+    with one that requests it and sets $CONTSTIM_SCORE_CACHE."""
+    folder = tmp_path_factory.mktemp("datasets")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONTSTIM_DATASETS", str(folder))
+        yield folder
+
+
 @pytest.fixture(scope="session")
 def raw_data_dir() -> Path:
     """The raw data folder, found as the package finds it

@@ -21,14 +21,6 @@ SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 
 
 @pytest.fixture(scope="module")
-def datasets(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("datasets")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CONTSTIM_DATASETS", str(folder))
-        yield folder
-
-
-@pytest.fixture(scope="module")
 def smollm2():
     return load_file(SHIPPED / "smollm2-135m.json")
 

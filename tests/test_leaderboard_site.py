@@ -33,14 +33,6 @@ FLAGS = [
 
 
 @pytest.fixture(scope="module")
-def datasets(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("datasets")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CONTSTIM_DATASETS", str(folder))
-        yield folder
-
-
-@pytest.fixture(scope="module")
 def results():
     return [load_file(p) for p in sorted(SHIPPED.glob("*.json"))]
 

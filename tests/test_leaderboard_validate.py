@@ -29,12 +29,11 @@ REFERENCE = ("bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "elec
 
 
 @pytest.fixture(scope="module")
-def datasets(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("datasets")
+def datasets(datasets, tmp_path_factory):
+    """conftest's datasets folder, with a score cache of this module's own."""
     with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CONTSTIM_DATASETS", str(folder))
         mp.setenv("CONTSTIM_SCORE_CACHE", str(tmp_path_factory.mktemp("cache") / "scores.sqlite"))
-        yield folder
+        yield datasets
 
 
 @pytest.fixture(scope="module")
