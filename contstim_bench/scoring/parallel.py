@@ -25,8 +25,10 @@ and its processes must not wait on each other inside a job.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
@@ -90,7 +92,34 @@ def launch_state():
     import torch
     from accelerate import PartialState
 
-    return PartialState(cpu=not torch.cuda.is_available())
+    state = PartialState(cpu=not torch.cuda.is_available())
+    global _end_registered
+    if not _end_registered:
+        atexit.register(end_launch)
+        _end_registered = True
+    return state
+
+
+_end_registered = False
+
+
+def end_launch() -> None:
+    """Let gloo's worker threads finish, then tear down the launch's process group (registered to
+    run at exit by :func:`launch_state`).
+
+    A gloo worker thread drops a finished collective (and the Python tensors it holds) just after
+    the caller's ``wait()`` returns, and needs the GIL to do so.  If the main thread goes straight
+    on to interpreter shutdown, that thread finds the interpreter finalizing, exits mid-destructor
+    and the process dies with SIGABRT ("terminate called without an active exception"; seen in a
+    gdb backtrace as ``~AsyncAllgatherWork`` in ``ProcessGroupGloo::runLoop``).  torchrun then
+    reports the whole launch as failed although every value was written (about one launch in
+    five here).  A short sleep releases the GIL so the worker can finish; destroying the group
+    ends the collectives.  No barrier: a process leaving with an error must not wait for the others."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized():
+        time.sleep(0.05)
+        dist.destroy_process_group()
 
 
 def processes() -> Processes:
