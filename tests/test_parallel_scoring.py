@@ -63,7 +63,8 @@ def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
     and 1 (a bare ``PartialState()`` reports one process there, and both would score everything).
     After a gather (what every sharded scoring call ends with) both exit with status 0: before the
     process group was destroyed at exit, about one launch in three died with SIGABRT
-    ("terminate called without an active exception"); three launches here."""
+    ("terminate called without an active exception"); three launches here, and one under
+    ``accelerate launch --multi_gpu``."""
     script = tmp_path / "rank.py"
     script.write_text("import sys\n"
                       "from contstim_bench.scoring.parallel import _gather, processes\n"
@@ -71,9 +72,12 @@ def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
                       "every = _gather(p.index)\n"
                       f"open(sys.argv[1] + f'.{{p.index}}', 'w').write(f'rank {{p.index}} of {{p.count}} saw {{every}}')\n",
                       encoding="utf-8")
-    for attempt in range(3):
+    # accelerate launch --multi_gpu runs torchrun underneath: on a machine without GPUs it starts
+    # two CPU processes as well (the README says so); --cpu would start one
+    accelerate = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2"]
+    for attempt, launcher in enumerate([[*LAUNCH, "2"]] * 3 + [accelerate]):
         out = tmp_path / f"launch{attempt}"
-        proc = subprocess.run([*LAUNCH, "2", str(script), str(out)], env=dict(os.environ, OMP_NUM_THREADS="1"),
+        proc = subprocess.run([*launcher, str(script), str(out)], env=dict(os.environ, OMP_NUM_THREADS="1"),
                               capture_output=True, text=True, timeout=300)
         assert proc.returncode == 0, proc.stderr[-3000:]
         # one file per process: two processes printing to one pipe can interleave their lines
