@@ -3,6 +3,7 @@ shared-prefix sweep against one-by-one scoring, bad input, and real SmolLM2 valu
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -179,6 +180,18 @@ def test_sweep_equals_one_by_one(tiny):
         swept = tiny.sweep(words, position, cands)
         one = tiny.score([" ".join(words[:position] + [c] + words[position + 1:]) for c in cands])
         np.testing.assert_allclose(swept, one, atol=1e-4, rtol=0)
+
+
+def test_shared_prefix_passes_the_cache_without_deprecated_arguments(tiny):
+    """The prefix's key/value cache goes to the model under the name its ``forward`` takes
+    (transformers 5.24 renamed ``past_key_values`` to ``cache`` and warns on every call given the
+    old name: a synthesis run printed the FutureWarning at every attempt)."""
+    words, position, cands = ["the", "cat", "sat", "on", "the", "mat"], 2, ["ran", "slept", "jumped"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning of the forward pass fails the test
+        swept = tiny.sweep(words, position, cands)
+    alone = tiny.score([" ".join(words[:position] + [c] + words[position + 1:]) for c in cands])
+    np.testing.assert_allclose(swept, alone, atol=1e-4)
 
 
 def test_next_word_logprobs(tiny):

@@ -42,6 +42,7 @@ from .causal_prefix import SharedPrefixScoring, tile_cache
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
 from .spec import format_spec
 from .hf_loading import (
+    cache_argument,
     causal_folder,
     causal_model_files,
     check_causal_config,
@@ -228,10 +229,11 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                 if cache.get_seq_length() > 0:
                     tile_cache(cache, reps)
         use_cache = want_cache or cache is not None
-        continuing = {} if cache is None else {"past_key_values": cache}  # the kwarg warns even when None
-        out = self.model(input_ids=ids, attention_mask=mask, use_cache=use_cache, **continuing)
+        model = self.model
+        continuing = {} if cache is None else {cache_argument(model): cache}  # the kwarg warns even when None
+        out = model(input_ids=ids, attention_mask=mask, use_cache=use_cache, **continuing)
         if want_cache:
-            return out.logits[:n], out.past_key_values
+            return out.logits[:n], out["cache"] if "cache" in out.keys() else out["past_key_values"]
         return out.logits[:n]
 
     def _token_logprobs64(self, logits, targets):

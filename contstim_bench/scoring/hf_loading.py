@@ -274,3 +274,12 @@ def object_fingerprint(model, tokenizer, extra: dict) -> str:
     h.update((backend.to_str() if backend is not None else repr(tokenizer)).encode())
     h.update(json.dumps(extra, sort_keys=True).encode())
     return h.hexdigest()
+
+
+def cache_argument(model) -> str:
+    """The name under which ``model.forward`` takes a key/value cache: ``cache`` where
+    transformers has renamed it (5.24 warns on every call given ``past_key_values``, which it
+    removes in 5.40), ``past_key_values`` in earlier 5.x releases."""
+    import inspect
+
+    return "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
