@@ -62,7 +62,7 @@ def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
     """Under a 2-process launch on a machine without a GPU, the package sees two processes, ranks 0
     and 1 (a bare ``PartialState()`` reports one process there, and both would score everything).
     After a gather (what every sharded scoring call ends with) both exit with status 0: before the
-    process group was destroyed at exit, about one launch in three died with SIGABRT
+    exit hook (``parallel.end_launch``), about one launch in three died with SIGABRT
     ("terminate called without an active exception"); three launches here, and one under
     ``accelerate launch --multi_gpu``."""
     script = tmp_path / "rank.py"

@@ -105,6 +105,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         check_causal_config(self.folder, self.name)
         self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
         self._model = None  # loaded on first use: a run served from the cache never loads it
+        self._cache_name = "past_key_values"  # the model's name for a key/value cache, set on loading
         self.start_token = start if start is not None else (
             recorded_start_token(self.folder) or self.tokenizer.bos_token or self.tokenizer.eos_token
         )
@@ -135,6 +136,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                                          self.max_memory)
             if self.device_map:  # inputs go where the embedding layer was placed
                 self.device = self._model.get_input_embeddings().weight.device
+            self._cache_name = cache_argument(self._model)
         return self._model
 
     # ----------------------------------------------------------------------------- identity
@@ -230,10 +232,10 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                     tile_cache(cache, reps)
         use_cache = want_cache or cache is not None
         model = self.model
-        continuing = {} if cache is None else {cache_argument(model): cache}  # the kwarg warns even when None
+        continuing = {} if cache is None else {self._cache_name: cache}  # the kwarg warns even when None
         out = model(input_ids=ids, attention_mask=mask, use_cache=use_cache, **continuing)
         if want_cache:
-            return out.logits[:n], out["cache"] if "cache" in out.keys() else out["past_key_values"]
+            return out.logits[:n], out[self._cache_name]  # the output field has the argument's name
         return out.logits[:n]
 
     def _token_logprobs64(self, logits, targets):
