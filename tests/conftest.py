@@ -23,6 +23,18 @@ os.environ.setdefault("HF_DATASETS_CACHE", str(_SESSION_TMP / "hf-datasets-cache
 import pytest  # noqa: E402
 
 
+def pytest_sessionstart(session):
+    """Stop at once, with one message, when the real data cannot be found: the tests read it and
+    download nothing, so every data test would otherwise fail with the same missing file."""
+    from contstim_bench.data import sources
+
+    folder = sources.local_data_dir()
+    if folder is None or not folder.is_dir():
+        pytest.exit(f"no raw data folder: the tests read the real data (the contstimlang files, BLiMP, ...) "
+                    f"and download nothing; set ${sources.ENV_DATA_DIR} to the folder that holds it, or put "
+                    f"it at ../shared/data beside the checkout", returncode=4)
+
+
 def pytest_sessionfinish(session, exitstatus):
     """Remove the session's folder (converted offline models: about 1.8 GB, datasets, caches), so
     that repeated runs do not fill the disk; CONTSTIM_KEEP_TEST_TMP=1 keeps it for inspection."""
