@@ -109,8 +109,7 @@ def head_to_head_figure(comparison: dict, condition: str, value: str = "share", 
     n = len(order)
     size = 1.2 + 0.62 * n
     fig, ax = plt.subplots(figsize=(size + 1.6, size))
-    cmap = plt.get_cmap("PiYG").copy()
-    cmap.set_bad("0.85")
+    cmap = plt.get_cmap("PiYG").with_extremes(bad="0.85")
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0)
     diagonal = np.where(np.eye(n, dtype=bool), 1.0, np.nan)
     ax.imshow(diagonal, cmap=ListedColormap(["white"]), vmin=0, vmax=1)

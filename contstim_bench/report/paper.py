@@ -37,8 +37,7 @@ def accept_reject_figure(item: dict):
                 values[i, j] = data["matrix"][a][r]["share"]
     size = 1.2 + 0.62 * n
     fig, ax = plt.subplots(figsize=(size + 1.6, size))
-    cmap = plt.get_cmap("PiYG").copy()
-    cmap.set_bad("0.9")
+    cmap = plt.get_cmap("PiYG").with_extremes(bad="0.9")
     image = ax.imshow(np.ma.masked_invalid(values), cmap=cmap, vmin=0.0, vmax=1.0)
     for i, a in enumerate(models):
         for j, r in enumerate(models):
