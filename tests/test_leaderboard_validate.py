@@ -271,6 +271,12 @@ def test_rescore_precomputed(bert, datasets):
     bad["logprobs"][sentence] += 0.5
     [problem] = rescore(bad, datasets)
     assert "1 sentence(s)" in problem and repr(sentence) in problem
+    # batching and hardware noise (another batch size moves float32 scores by ~1.4e-4) is not a
+    # fake; a shift beyond the 1e-3 default tolerance is
+    for shift, refused in ((5e-4, False), (-5e-4, False), (2e-3, True)):
+        noisy = copy.deepcopy(bert)
+        noisy["logprobs"][sentence] += shift
+        assert bool(rescore(noisy, datasets)) is refused, shift
     # the rest of the checks still pass the honest fields: only re-scoring catches a faked log-prob
     # when the scores were recomputed from it (and the name is not a reference name)
     assert check_result(bert, datasets_dir=datasets).ok
@@ -304,3 +310,13 @@ def test_experiment_without_local_data_is_refused_clearly(tmp_path, honest, data
     bad["panels"]["main"] = bad["panels"]["pll"]
     [problem] = problems_of(tmp_path, bad, datasets)
     assert problem.startswith("experiment 'main' cannot be checked on this machine")
+
+
+def test_every_rescoring_command_defaults_to_the_package_tolerance():
+    from contstim_bench.cli import build_parser
+    from contstim_bench.leaderboard.validate import RESCORE_TOLERANCE
+
+    parser = build_parser()
+    for argv in (["leaderboard", "validate", "x.json"], ["leaderboard", "build", "--results", "r", "--out", "site"],
+                 ["leaderboard", "push", "--results", "r", "--repo", "o/n"]):
+        assert parser.parse_args(argv).rescore_tolerance == RESCORE_TOLERANCE, argv
