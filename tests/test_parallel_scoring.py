@@ -115,10 +115,12 @@ def test_launched_processes_convert_an_offline_model_once_and_whole(tmp_path):
                       "open(sys.argv[1] + f'.{p.index}', 'w').write(f'{folder} {kind}')\n",
                       encoding="utf-8")
     out = tmp_path / "seen"
-    env = dict(os.environ, OMP_NUM_THREADS="1", CONTSTIM_MODELS=str(models))
+    # HF_HUB_DISABLE_PROGRESS_BARS: what the CLI sets when its output is not a terminal
+    env = dict(os.environ, OMP_NUM_THREADS="1", CONTSTIM_MODELS=str(models), HF_HUB_DISABLE_PROGRESS_BARS="1")
     proc = subprocess.run([*LAUNCH, "2", str(script), str(out)], env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert [Path(f"{out}.{r}").read_text() for r in (0, 1)] == [f"{stale} llama"] * 2
+    assert "Cannot enable progress bars" not in proc.stderr  # bars that were off stay off, silently
     assert offline._complete(stale) and json.loads((stale / offline.MARKER).read_text())["name"] == "smollm2-135m"
     assert sorted(p.name for p in models.iterdir() if not p.name.endswith(".lock")) == [stale.name]  # no leftovers
 

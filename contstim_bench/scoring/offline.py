@@ -143,9 +143,10 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
 
     from ..progress import library_bars
 
+    bars_were_on = hf_logging.is_progress_bar_enabled()
     if progress:
         print(f"[contstim] converting {model.name} from {gguf.name} (once) ...", file=sys.stderr)
-    else:
+    elif bars_were_on:
         hf_logging.disable_progress_bar()
     try:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
@@ -165,8 +166,8 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
         lm.save_pretrained(out)
         tokenizer.save_pretrained(out)
     finally:
-        if not progress:
-            hf_logging.enable_progress_bar()
+        if not progress and bars_were_on:  # restore, never turn on bars that were off (a warning
+            hf_logging.enable_progress_bar()  # under $HF_HUB_DISABLE_PROGRESS_BARS, and noise)
 
 
 def _complete(folder: Path) -> bool:
