@@ -11,9 +11,9 @@ transformers dequantises a GGUF file on every load (15-40 s, minutes on a busy m
 :func:`model_dir` converts each model once with ``save_pretrained`` (float32 safetensors,
 tokenizer, config without the GGUF quantization entry) into ``$CONTSTIM_MODELS`` (default
 ``~/.cache/contstim_bench/models``), one process at a time and atomically (a file lock; a
-checked temporary folder renamed into place), and reuses it afterwards.  The folder's :data:`MARKER` file records the model's start token, which
-:class:`~.causal.CausalScorer` uses when no ``?start=`` is given, so ``hf-causal:<that folder>``
-scores exactly as the short name.
+checked temporary folder renamed into place), and reuses it afterwards.  The folder's
+:data:`MARKER` file records the model's start token, which :class:`~.causal.CausalScorer` uses
+when no ``?start=`` is given, so ``hf-causal:<that folder>`` scores exactly as the short name.
 """
 from __future__ import annotations
 
@@ -170,10 +170,14 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
             hf_logging.enable_progress_bar()  # under $HF_HUB_DISABLE_PROGRESS_BARS, and noise)
 
 
+def _model_files_missing(folder: Path) -> list[str]:
+    """Which of a saved model's files ``folder`` lacks: its config, its weights."""
+    return [pattern for pattern in ("config.json", "*.safetensors") if not any(folder.glob(pattern))]
+
+
 def _complete(folder: Path) -> bool:
     """Whether ``folder`` holds a whole converted model: the marker, the config and weights."""
-    return ((folder / MARKER).is_file() and (folder / "config.json").is_file()
-            and any(folder.glob("*.safetensors")))
+    return (folder / MARKER).is_file() and not _model_files_missing(folder)
 
 
 def _distributed() -> bool:
@@ -227,7 +231,7 @@ def model_dir(name: str, *, progress: bool = True) -> Path:
         os.chmod(tmp, 0o755)
         try:
             (_convert_in_child if _distributed() else _convert)(model, gguf, tmp, progress)
-            missing = [f for f in ("config.json", "*.safetensors") if not any(tmp.glob(f))]
+            missing = _model_files_missing(tmp)
             if missing:
                 raise RuntimeError(f"converting {model.name} wrote no {' and no '.join(missing)} to {tmp}; "
                                    f"nothing was kept in {final}")

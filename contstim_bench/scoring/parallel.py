@@ -108,8 +108,8 @@ def end_launch() -> None:
     and the process dies with SIGABRT ("terminate called without an active exception"; seen in a
     gdb backtrace as ``~AsyncAllgatherWork`` in ``ProcessGroupGloo::runLoop``).  torchrun then
     reports the whole launch as failed although every value was written (between one launch in
-    three and one in seven here).  A short sleep releases the GIL so the worker can finish; destroying the group
-    ends the collectives.  No barrier: a process leaving with an error must not wait for the others."""
+    three and one in seven here).  A short sleep releases the GIL so the worker can finish;
+    destroying the group ends the collectives.  No barrier: a process leaving with an error must not wait for the others."""
     import torch.distributed as dist
 
     if dist.is_available() and dist.is_initialized():
