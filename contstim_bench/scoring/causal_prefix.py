@@ -48,8 +48,9 @@ class SharedPrefixScoring:
         """(log p(prefix tokens after the start token), log p(cont | prefix) per continuation).
 
         The prefix runs once; its key/value cache is copied and repeated across each batch of
-        continuations, which are right-padded so that their positions follow the prefix's.
-        An empty continuation scores 0.  float64 sums.
+        continuations (:meth:`_continuation_batches`), which are right-padded so that their
+        positions follow the prefix's; a continuation's last token is not fed.  An empty
+        continuation scores 0.  float64 sums.
         """
         torch = self._torch
         from ..progress import progress_bar
@@ -60,7 +61,7 @@ class SharedPrefixScoring:
             prefix_lp, cache, last = self._prefix_state(prefix)
             last_lp = torch.log_softmax(last.float(), -1)[0]  # (V,): first continuation token
             nonempty = [i for i, c in enumerate(conts) if c]
-            batches = length_sorted_batches([len(conts[i]) for i in nonempty], self.batch_size)
+            batches = self._continuation_batches([conts[i] for i in nonempty])
             bar = progress_bar(total=len(nonempty), desc=f"{self.name}: {desc}", unit="cand",
                                disable=not self.progress, leave=False)
             for batch in batches:
@@ -68,16 +69,42 @@ class SharedPrefixScoring:
                 ids, mask = self._pad([conts[i] for i in idx])
                 total = last_lp[ids[:, 0]].double()
                 if ids.shape[1] > 1:
-                    batch_cache = copy.deepcopy(cache)
-                    batch_cache.batch_repeat_interleave(len(idx))
-                    ones = torch.ones((len(idx), plen), dtype=mask.dtype, device=self.device)
-                    logits = self._forward(ids, torch.cat([ones, mask], 1), batch_cache)
-                    rest = self._token_logprobs(logits[:, :-1], ids[:, 1:]).double() * mask[:, 1:]
-                    total = total + rest.sum(-1)
+                    total = total + self._continuation_rest(cache, plen, ids, mask)
                 out[idx] = total.cpu().numpy()
                 bar.update(len(idx))
             bar.close()
         return prefix_lp, out
+
+    #: padded positions fed per forward pass when continuations of one prefix are scored (unless
+    #: the scorer has a --max-tokens-per-batch): wide batches read the weights once for many
+    #: candidates (on a CPU a forward pass of a few rows costs about as much as one of a hundred)
+    CONTINUATION_TOKENS = 256
+
+    def _continuation_batches(self, conts: list[list[int]]) -> list[list[int]]:
+        """Length-sorted batches of continuations after one prefix (indices into ``conts``),
+        sized by the positions each feeds (every token but the last): at most
+        ``--max-tokens-per-batch`` (default :data:`CONTINUATION_TOKENS`) padded positions, and at
+        most ``--batch-size`` continuations when one was given.  Single-token continuations form
+        one batch of their own, which runs no forward pass (the prefix's next-token
+        distribution scores them); mixed with longer ones they would feed padding."""
+        budget = self.max_tokens_per_batch or self.CONTINUATION_TOKENS
+        multi = [i for i, c in enumerate(conts) if len(c) > 1]
+        single = [i for i, c in enumerate(conts) if len(c) <= 1]
+        fed = [len(conts[i]) - 1 for i in multi]
+        batches = [[multi[j] for j in b] for b in length_sorted_batches(fed, self._count_cap, budget)]
+        return batches + ([single] if single else [])
+
+    def _continuation_rest(self, cache, plen: int, ids, mask):
+        """log p(tokens 1.. of each padded continuation | prefix, token 0) after the prefix whose
+        key/value ``cache`` (``plen`` tokens) is given (copied here, not changed): float64 per
+        row.  The last position is not fed: its logits predict nothing that is scored."""
+        torch = self._torch
+        batch_cache = copy.deepcopy(cache)
+        batch_cache.batch_repeat_interleave(ids.shape[0])
+        ones = torch.ones((ids.shape[0], plen), dtype=mask.dtype, device=self.device)
+        logits = self._forward(ids[:, :-1], torch.cat([ones, mask[:, :-1]], 1), batch_cache)
+        rest = self._token_logprobs(logits, ids[:, 1:]).double() * mask[:, 1:]
+        return rest.sum(-1)
 
     def _shared_prefix_scores(self, texts: list[str], desc: str) -> np.ndarray:
         """Whole-text log-probabilities of texts sharing a prefix, the common tokens run once.
@@ -276,16 +303,11 @@ class SharedPrefixScoring:
         state = self._fixed_prefix_state(prefix)
         plen = len(prefix)
         with torch.inference_mode():
-            for batch in length_sorted_batches([len(c) for c in conts], self.batch_size):
+            for batch in self._continuation_batches(conts):
                 ids, mask = self._pad([conts[i] for i in batch])
                 total = state["next"][ids[:, 0]].double()
                 if ids.shape[1] > 1:
-                    batch_cache = copy.deepcopy(state["cache"])
-                    batch_cache.batch_repeat_interleave(len(batch))
-                    ones = torch.ones((len(batch), plen), dtype=mask.dtype, device=self.device)
-                    logits = self._forward(ids, torch.cat([ones, mask], 1), batch_cache)
-                    rest = self._token_logprobs(logits[:, :-1], ids[:, 1:]).double() * mask[:, 1:]
-                    total = total + rest.sum(-1)
+                    total = total + self._continuation_rest(state["cache"], plen, ids, mask)
                 out[batch] = total.cpu().numpy()
         return out
 
