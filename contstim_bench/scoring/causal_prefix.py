@@ -66,11 +66,7 @@ class SharedPrefixScoring:
                                disable=not self.progress, leave=False)
             for batch in batches:
                 idx = [nonempty[i] for i in batch]
-                ids, mask = self._pad([conts[i] for i in idx])
-                total = last_lp[ids[:, 0]].double()
-                if ids.shape[1] > 1:
-                    total = total + self._continuation_rest(cache, plen, ids, mask)
-                out[idx] = total.cpu().numpy()
+                out[idx] = self._continuation_totals(cache, plen, last_lp, [conts[i] for i in idx])
                 bar.update(len(idx))
             bar.close()
         return prefix_lp, out
@@ -94,17 +90,23 @@ class SharedPrefixScoring:
         batches = [[multi[j] for j in b] for b in length_sorted_batches(fed, self._count_cap, budget)]
         return batches + ([single] if single else [])
 
-    def _continuation_rest(self, cache, plen: int, ids, mask):
-        """log p(tokens 1.. of each padded continuation | prefix, token 0) after the prefix whose
-        key/value ``cache`` (``plen`` tokens) is given (copied here, not changed): float64 per
-        row.  The last position is not fed: its logits predict nothing that is scored."""
+    def _continuation_totals(self, cache, plen: int, next_lp, conts: list[list[int]]) -> np.ndarray:
+        """log p(cont | prefix) of one batch of continuations (float64), after the prefix whose
+        key/value ``cache`` (``plen`` tokens; copied here, not changed) and next-token
+        log-softmax ``next_lp`` are given.  The continuations run right-padded in one forward
+        pass, without their last position (its logits predict nothing that is scored), and none
+        when every continuation is a single token."""
         torch = self._torch
-        batch_cache = copy.deepcopy(cache)
-        batch_cache.batch_repeat_interleave(ids.shape[0])
-        ones = torch.ones((ids.shape[0], plen), dtype=mask.dtype, device=self.device)
-        logits = self._forward(ids[:, :-1], torch.cat([ones, mask[:, :-1]], 1), batch_cache)
-        rest = self._token_logprobs(logits, ids[:, 1:]).double() * mask[:, 1:]
-        return rest.sum(-1)
+        ids, mask = self._pad(conts)
+        total = next_lp[ids[:, 0]].double()
+        if ids.shape[1] > 1:
+            batch_cache = copy.deepcopy(cache)
+            batch_cache.batch_repeat_interleave(len(conts))
+            ones = torch.ones((len(conts), plen), dtype=mask.dtype, device=self.device)
+            logits = self._forward(ids[:, :-1], torch.cat([ones, mask[:, :-1]], 1), batch_cache)
+            rest = self._token_logprobs(logits, ids[:, 1:]).double() * mask[:, 1:]
+            total = total + rest.sum(-1)
+        return total.cpu().numpy()
 
     def _shared_prefix_scores(self, texts: list[str], desc: str) -> np.ndarray:
         """Whole-text log-probabilities of texts sharing a prefix, the common tokens run once.
@@ -304,11 +306,8 @@ class SharedPrefixScoring:
         plen = len(prefix)
         with torch.inference_mode():
             for batch in self._continuation_batches(conts):
-                ids, mask = self._pad([conts[i] for i in batch])
-                total = state["next"][ids[:, 0]].double()
-                if ids.shape[1] > 1:
-                    total = total + self._continuation_rest(state["cache"], plen, ids, mask)
-                out[batch] = total.cpu().numpy()
+                batch_conts = [conts[i] for i in batch]
+                out[batch] = self._continuation_totals(state["cache"], plen, state["next"], batch_conts)
         return out
 
     def _memoized(self, prefix: tuple[int, ...], table: str, texts: list[str], whole_offset: bool) -> np.ndarray:
