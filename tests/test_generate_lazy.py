@@ -133,6 +133,31 @@ def test_lazy_shortlist_is_the_shortlist(setup):
             assert some.tolist() == (plain & relevant).tolist()
 
 
+def test_shortlist_settles_only_near_the_thresholds_it_tries(setup):
+    """A next-word value within NEAR_THRESHOLD of a threshold is replaced by its canonical value
+    (two texts scored alone) only when the rule tries that threshold: here one value sits on the
+    first threshold and another on the next one down, which the rule never reaches."""
+    tiny = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+    cands = list(setup["vocab"].rest)
+    prefix = setup["held"][6].split()[:3]
+    lp = tiny.prefix_next_word_logprobs(prefix, cands)
+    order = np.argsort(-lp, kind="stable")
+    threshold = float(lp[order[20]])  # 21 words pass: the rule stops at the first threshold
+    step = threshold - float(lp[order[-5]])  # the next threshold down sits on another word's value
+    plain = causal_shortlist(tiny, prefix, cands, threshold, step, 10)
+    texts = []
+    for strategy in ("plain", "lazy"):
+        fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+        score = fresh.score
+        fresh.score = lambda batch, score=score: texts.extend(batch) or score(batch)
+        rule = causal_shortlist if strategy == "plain" else lazy_causal_shortlist
+        mask = rule(fresh, prefix, cands, threshold, step, 10)
+        assert mask.tolist() == plain.tolist() and mask.sum() >= 20
+        # the prefix and the word on the first threshold, each once; not the word below
+        assert texts == [" ".join(prefix), " ".join(prefix + [cands[order[20]]])], strategy
+        texts.clear()
+
+
 def run_both(setup, names: tuple[str, str], starts: list[str], seed: int):
     """Triplets and attempt reports of the plain and the lazy search (fresh scorers each)."""
     out = {}

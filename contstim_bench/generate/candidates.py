@@ -101,16 +101,18 @@ def causal_shortlist(
     lp = np.asarray(lp, dtype=np.float64)
     if lp.shape != (len(cands),):
         raise RuntimeError(f"{scorer.spec}: {lp.shape} next-word scores for {len(cands)} words")
-    if isinstance(scorer, LazySweep):
-        _settle_near_thresholds(scorer, prefix_words, cands, lp, threshold, step)
     need = min(min_words, len(cands))
-    t = threshold
     finite = np.isfinite(lp)
     if finite.sum() < need:  # cannot reach min_words with finite scores: take every finite one
         return finite
-    while (lp >= t).sum() < need:
+    settle = _Settler(scorer, prefix_words, cands) if isinstance(scorer, LazySweep) else None
+    t = threshold
+    while True:
+        if settle is not None:
+            settle.near(lp, np.arange(len(cands)), t)
+        if (lp >= t).sum() >= need:
+            return lp >= t
         t -= step
-    return lp >= t
 
 
 def lazy_causal_shortlist(
@@ -137,28 +139,36 @@ def lazy_causal_shortlist(
         raise ValueError(f"shortlist threshold step must be positive, got {step}")
     prefix = list(prefix_words)
     need = min(min_words, len(cands))
+    settle = _Settler(scorer, prefix, cands)
     if relevant is not None and not np.all(relevant):
         values, exact = scorer.next_word_bounds(prefix, cands, np.inf)  # the free values only
-        lp = _settled(scorer, prefix, cands, values, exact, threshold, step)
+        lp = np.where(exact, values, np.nan)
+        settle.near(lp, np.arange(len(cands)), threshold)
         if (lp >= threshold).sum() >= need:
             out = np.zeros(len(cands), dtype=bool)
             idx = np.flatnonzero(relevant)
             if len(idx):
-                sub = [cands[i] for i in idx]
-                values, exact = scorer.next_word_bounds(prefix, sub, threshold - NEAR_THRESHOLD)
-                out[idx] = _settled(scorer, prefix, sub, values, exact, threshold, step) >= threshold
+                values, exact = scorer.next_word_bounds(prefix, [cands[i] for i in idx], threshold - NEAR_THRESHOLD)
+                sub = np.where(exact, values, np.nan)
+                settle.near(sub, idx, threshold)
+                out[idx] = sub >= threshold
             return out
-    mask = _lazy_rule(scorer, prefix, cands, threshold, step, need)
+    mask = _lazy_rule(scorer, prefix, cands, threshold, step, need, settle)
     return mask if relevant is None else mask & np.asarray(relevant, dtype=bool)
 
 
-def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, step: float, need: int) -> np.ndarray:
+def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, step: float, need: int,
+               settle: "_Settler") -> np.ndarray:
     """The shortlist rule of :func:`causal_shortlist` on values computed as far as it needs."""
     t = threshold
+    tried = []
     while True:
+        tried.append(t)
         # a value that can pass t (also once settled near it) is >= t - NEAR_THRESHOLD: exact
         values, exact = scorer.next_word_bounds(prefix, cands, t - NEAR_THRESHOLD)
-        lp = _settled(scorer, prefix, cands, values, exact, threshold, step)
+        lp = np.where(exact, values, np.nan)
+        for u in tried:  # values computed at this floor may lie near a threshold tried before
+            settle.near(lp, np.arange(len(cands)), u)
         if (lp >= t).sum() >= need:
             return lp >= t
         if not (np.isfinite(values) & ~exact).any():
@@ -169,35 +179,34 @@ def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, st
         return finite
     while (lp >= t).sum() < need:
         t -= step
+        settle.near(lp, np.arange(len(cands)), t)
     return lp >= t
 
 
-def _settled(scorer, prefix_words: Sequence[str], cands: list[str], values: np.ndarray, exact: np.ndarray,
-             threshold: float, step: float) -> np.ndarray:
-    """The exact values (nan where only a bound is known), settled near the thresholds."""
-    lp = np.where(exact, values, np.nan)
-    known = np.flatnonzero(exact)
-    part = lp[known]
-    _settle_near_thresholds(scorer, prefix_words, [cands[i] for i in known], part, threshold, step)
-    lp[known] = part
-    return lp
+class _Settler:
+    """Canonical next-word values of one shortlist call, ``score(prefix + word) - score(prefix)``
+    with each text scored alone, computed once per candidate and only for the values within
+    :data:`NEAR_THRESHOLD` of a threshold the rule actually tries (the batched values round
+    differently by about 1e-5 nats; elsewhere they decide alike)."""
 
+    def __init__(self, scorer, prefix_words: Sequence[str], cands: list[str]):
+        self.scorer = scorer
+        self.prefix_text = " ".join(prefix_words)
+        self.cands = cands
+        self.base: float | None = None
+        self.values: dict[int, float] = {}
 
-def _settle_near_thresholds(scorer, prefix_words: Sequence[str], cands: list[str], lp: np.ndarray,
-                            threshold: float, step: float) -> None:
-    """Replace, in place, the next-word values within :data:`NEAR_THRESHOLD` of a threshold the
-    shortlist may try (``threshold - j * step``, j = 0, 1, ...) by canonical values:
-    ``score(prefix + word) - score(prefix)``, each text scored alone."""
-    finite = np.isfinite(lp)
-    j = np.maximum(np.round((threshold - np.where(finite, lp, threshold)) / step), 0)
-    near = np.flatnonzero(finite & (np.abs(lp - (threshold - j * step)) <= NEAR_THRESHOLD))
-    if not len(near):
-        return
-    prefix_text = " ".join(prefix_words)
-    base = float(scorer.score([prefix_text])[0]) if prefix_text else 0.0
-    for i in near.tolist():
-        text = f"{prefix_text} {cands[i]}" if prefix_text else cands[i]
-        lp[i] = float(scorer.score([text])[0]) - base
+    def near(self, lp: np.ndarray, idx: np.ndarray, t: float) -> None:
+        """Replace, in place, the finite ``lp`` (values of candidates ``idx``) within
+        :data:`NEAR_THRESHOLD` of ``t`` by canonical values."""
+        for j in np.flatnonzero(np.isfinite(lp) & (np.abs(lp - t) <= NEAR_THRESHOLD)).tolist():
+            k = int(idx[j])
+            if k not in self.values:
+                if self.base is None:
+                    self.base = float(self.scorer.score([self.prefix_text])[0]) if self.prefix_text else 0.0
+                text = f"{self.prefix_text} {self.cands[k]}" if self.prefix_text else self.cands[k]
+                self.values[k] = float(self.scorer.score([text])[0]) - self.base
+            lp[j] = self.values[k]
 
 
 def completion_logprobs(scorer, words: Sequence[str], position: int, candidates: Sequence[str]) -> np.ndarray:
