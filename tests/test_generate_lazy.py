@@ -117,6 +117,33 @@ def test_fixed_prefix_values_and_bounds(setup):
             assert ok.mean() > 0.9 and (found[ok] == (truth[ok] >= threshold)).all()
 
 
+def test_sweep_at_least_feeds_the_first_positions_in_one_pass(setup):
+    """With a threshold no candidate falls below, every position is fed: all but the last
+    DECISION_TAIL in the first forward pass, then one per pass; the decisions match the values
+    and each depth's partial sum is kept (a later call decides from them without the model)."""
+    words = setup["held"][3].split()
+    cands = list(setup["vocab"].rest[:40])
+    fresh = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
+    values = load_scorer(setup["specs"]["tiny"], cache=False, progress=False).prefix_sweep(words, 1, cands)
+    fed = fresh._split(fresh._prefix_ids(words[:1]), [" ".join(words[:1] + [c] + words[2:]) for c in cands])
+    longest = max(len(c) for c in fed) - 1  # positions fed for the longest continuation
+    assert longest > fresh.DECISION_TAIL + 1
+    passes = []
+    forward = fresh._forward
+    fresh._forward = lambda ids, *a, **k: passes.append(ids.shape[1]) or forward(ids, *a, **k)
+    fresh._fixed_prefix_state(fresh._prefix_ids(words[:1]))  # the prefix's own pass, not counted
+    passes.clear()
+    low = float(values.min()) - 50.0
+    assert (fresh.sweep_at_least(words, 1, cands, low, 1e-3) == 1.0).all()
+    assert passes[0] == longest - fresh.DECISION_TAIL and passes[1:] == [1] * fresh.DECISION_TAIL
+    passes.clear()
+    threshold = float(np.median(values))  # every partial sum needed is kept: no pass
+    decided = fresh.sweep_at_least(words, 1, cands, threshold, 1e-3)
+    known = ~np.isnan(decided)
+    assert passes == [] and known.mean() > 0.9
+    assert (decided[known] == (values[known] >= threshold)).all()
+
+
 def test_lazy_shortlist_is_the_shortlist(setup):
     tiny = load_scorer(setup["specs"]["tiny"], cache=False, progress=False)
     cands = list(setup["vocab"].rest)
