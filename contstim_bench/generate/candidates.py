@@ -109,7 +109,7 @@ def causal_shortlist(
     t = threshold
     while True:
         if settle is not None:
-            settle.near(lp, np.arange(len(cands)), t)
+            settle.near(lp, t)
         if (lp >= t).sum() >= need:
             return lp >= t
         t -= step
@@ -143,14 +143,14 @@ def lazy_causal_shortlist(
     if relevant is not None and not np.all(relevant):
         values, exact = scorer.next_word_bounds(prefix, cands, np.inf)  # the free values only
         lp = np.where(exact, values, np.nan)
-        settle.near(lp, np.arange(len(cands)), threshold)
+        settle.near(lp, threshold)
         if (lp >= threshold).sum() >= need:
             out = np.zeros(len(cands), dtype=bool)
             idx = np.flatnonzero(relevant)
             if len(idx):
                 values, exact = scorer.next_word_bounds(prefix, [cands[i] for i in idx], threshold - NEAR_THRESHOLD)
                 sub = np.where(exact, values, np.nan)
-                settle.near(sub, idx, threshold)
+                settle.near(sub, threshold, idx)
                 out[idx] = sub >= threshold
             return out
     mask = _lazy_rule(scorer, prefix, cands, threshold, step, need, settle)
@@ -168,7 +168,7 @@ def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, st
         values, exact = scorer.next_word_bounds(prefix, cands, t - NEAR_THRESHOLD)
         lp = np.where(exact, values, np.nan)
         for u in tried:  # values computed at this floor may lie near a threshold tried before
-            settle.near(lp, np.arange(len(cands)), u)
+            settle.near(lp, u)
         if (lp >= t).sum() >= need:
             return lp >= t
         if not (np.isfinite(values) & ~exact).any():
@@ -179,7 +179,7 @@ def _lazy_rule(scorer, prefix: list[str], cands: list[str], threshold: float, st
         return finite
     while (lp >= t).sum() < need:
         t -= step
-        settle.near(lp, np.arange(len(cands)), t)
+        settle.near(lp, t)
     return lp >= t
 
 
@@ -196,11 +196,11 @@ class _Settler:
         self.base: float | None = None
         self.values: dict[int, float] = {}
 
-    def near(self, lp: np.ndarray, idx: np.ndarray, t: float) -> None:
-        """Replace, in place, the finite ``lp`` (values of candidates ``idx``) within
-        :data:`NEAR_THRESHOLD` of ``t`` by canonical values."""
+    def near(self, lp: np.ndarray, t: float, idx: np.ndarray | None = None) -> None:
+        """Replace, in place, the finite ``lp`` within :data:`NEAR_THRESHOLD` of ``t`` by
+        canonical values; ``lp`` holds the values of candidates ``idx`` (default: all, in order)."""
         for j in np.flatnonzero(np.isfinite(lp) & (np.abs(lp - t) <= NEAR_THRESHOLD)).tolist():
-            k = int(idx[j])
+            k = j if idx is None else int(idx[j])
             if k not in self.values:
                 if self.base is None:
                     self.base = float(self.scorer.score([self.prefix_text])[0]) if self.prefix_text else 0.0
