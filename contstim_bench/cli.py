@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import importlib.metadata
 import pkgutil
+import re
 import sys
 
 from . import commands
@@ -40,9 +42,10 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
 
     Package errors (ValueError, RuntimeError) name the problem and OSErrors (FileNotFoundError,
     IsADirectoryError, PermissionError, ...) name the file, so they are printed as one line
-    ``<prog>: error: <type>: <message>`` without a traceback (exit 1).  Any
-    other exception, a KeyError included (a missing key is a bug, not a user error), keeps its
-    traceback.
+    ``<prog>: error: <type>: <message>`` without a traceback (exit 1); so is a missing optional
+    dependency (ModuleNotFoundError), with the package extra that installs it
+    (:func:`extra_for`).  Any other exception, a KeyError included (a missing key is a bug, not a
+    user error), keeps its traceback.
     """
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -54,12 +57,35 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except ModuleNotFoundError as exc:
+        extra = extra_for(exc.name or "")
+        hint = f": install the '{extra}' extra (pip install 'contstim-bench[{extra}]')" if extra else ""
+        print(f"{prog}: error: ModuleNotFoundError: {exc}{hint}", file=sys.stderr)
+        return 1
     except (ValueError, OSError, RuntimeError) as exc:
         # Errors raised by the package name the problem, and an OSError names the file (a folder
         # given as an output file, a permission denied, a full disk): print them without a traceback.
         name = type(exc).__name__
         print(f"{prog}: error: {name}: {exc}", file=sys.stderr)
         return 1
+
+
+def extra_for(module: str) -> str | None:
+    """The package extra whose requirements include the distribution named like ``module``'s
+    top-level package (from the installed package's metadata; the narrowest extra, not ``all``),
+    or None when no extra has it."""
+    name = module.split(".")[0].lower().replace("_", "-")
+    try:
+        requirements = importlib.metadata.requires("contstim-bench") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return None
+    for requirement in requirements:
+        dist = re.match(r"[A-Za-z0-9._-]+", requirement)
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", requirement)
+        if dist and extra and extra.group(1) not in ("all", "dev", "test"):
+            if dist.group(0).lower().replace("_", "-") == name:
+                return extra.group(1)
+    return None
 
 
 def main(argv: list[str] | None = None) -> int:

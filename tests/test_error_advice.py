@@ -331,3 +331,27 @@ def test_evaluate_without_the_main_results_gives_runnable_advice(capsys):
     assert _problems_of("contstim_bench.commands.evaluate", 0, err) == []
     for flag, owner in attributed_flags(err):
         assert owner != "unnamed" and (owner is None or owner[0] == "script" or flag in options(owner)), flag
+
+
+def test_a_missing_optional_dependency_names_its_extra(capsys):
+    """A command that needs a package of an extra the user did not install (e.g. the bare wheel
+    without ``[scoring]``) ends with one line naming the module and the extra, not a traceback."""
+    import argparse
+
+    from contstim_bench.cli import run
+
+    def needs(module):
+        def func(args):
+            raise ModuleNotFoundError(f"No module named '{module}'", name=module)
+        return func
+
+    for module, extra in (("transformers", "scoring"), ("kenlm", "ngram"), ("not_a_dependency", None)):
+        parser = argparse.ArgumentParser(prog="contstim")
+        parser.set_defaults(func=needs(module))
+        assert run(parser, []) == 1
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"contstim: error: ModuleNotFoundError: No module named '{module}'")
+        if extra:
+            assert err.endswith(f"install the '{extra}' extra (pip install 'contstim-bench[{extra}]')")
+        else:
+            assert err == f"contstim: error: ModuleNotFoundError: No module named '{module}'"
