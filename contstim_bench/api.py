@@ -13,61 +13,25 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from .benchmarks import get_benchmark
-from .benchmarks.contstim import evaluate_scorer
+from . import driver
+from .benchmarks.contstim import ContstimExperiment
 from .benchmarks.contstim_compare import compare_logprobs, experiment_sentences
-from .results import default_plots_dir, write_result
-from .results.io import check_output_file
+from .driver import RunOptions, set_threads
+from .results import default_plots_dir
 from .schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
-from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.named import parse_named_specs
-from .scoring.parallel import data_parallel, is_main_process
-from .scoring.registry import ModelSpec, ScoringContext, load_scorer
+from .scoring.parallel import is_main_process
+
+__all__ = ["compare_models", "evaluate_model", "score_sentences", "set_threads"]
 
 
 def _experiments(experiments) -> list[str] | None:
-    if experiments is None or experiments == "all":
-        return None
-    if isinstance(experiments, str):
-        experiments = [experiments]
-    out = []
-    for exp in experiments:
-        if exp == "all":
-            return None
-        if exp not in EXPERIMENTS:
-            raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)} or all (a round written "
-                             f"by `contstim experiment ingest` is evaluated with benchmarks=['contstim.{exp}'])")
-        out.append(exp)
-    return out
-
-
-def _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch=None):
-    """The scorer of a spec (default: :data:`DEFAULT_MODEL`) or a ready log-probability scorer."""
-    if spec is None:
-        spec = DEFAULT_MODEL
-    if isinstance(spec, (str, ModelSpec)):
-        context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
-                                 max_tokens_per_batch=max_tokens_per_batch)
-        return load_scorer(spec, context, device=device, dtype=dtype)
-    if not isinstance(spec, (LogProbScorer, PromptedJudge)):
-        raise TypeError(f"spec must be a model spec string or a Scorer, got {type(spec).__name__}")
-    return require_logprobs(spec, "the benchmark")
-
-
-def set_threads(threads: int | None) -> None:
-    """``torch.set_num_threads(threads)`` (None: leave torch's default).
-
-    On a machine whose cores are busy with other work, one thread is often several times faster
-    than torch's default of one thread per core (the threads wait on each other).
-    """
-    if threads is None:
-        return
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
-    import torch
-
-    torch.set_num_threads(threads)
+    exps, rounds = driver.split_experiments(experiments)
+    if rounds:
+        raise ValueError(f"{rounds[0]!r} is a round of the benchmark, a benchmark of its own: evaluate it with "
+                         f"benchmarks=['contstim.{rounds[0]}']")
+    return exps
 
 
 def score_sentences(
@@ -99,10 +63,9 @@ def score_sentences(
     """
     if spec is None:
         raise ValueError(f"give a model spec (e.g. {DEFAULT_MODEL!r}) or a scorer")
-    set_threads(threads)
-    scorer = require_logprobs(_scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress),
-                              "score_sentences")
-    return scorer.score(sentences)
+    options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, threads=threads, cache=cache,
+                         progress=progress)
+    return driver.score_sentences(spec, sentences, options, datasets_dir=datasets_dir, what="score_sentences")
 
 
 def evaluate_model(
@@ -154,95 +117,34 @@ def evaluate_model(
         log = lambda msg: None  # noqa: E731
         progress = False
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    if output is not None and benchmarks is None:
-        check_output_file(output)  # before any model runs
-    elif output is not None and Path(output).is_file():
-        raise ValueError(f"output {output} is a file; with benchmarks (`contstim evaluate --benchmark`) it is the "
-                         "folder receiving <identifier>.json")
+    options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
+                         threads=threads, cache=cache, progress=progress)
     if benchmarks is not None:
         if experiments is not None or plots not in (None, False):
             raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")
-        return _evaluate_benchmarks(spec, benchmarks, output, name=name, datasets_dir=datasets_dir, device=device,
-                                    dtype=dtype, batch_size=batch_size, cache=cache, threads=threads,
-                                    progress=progress, log=log, ties=ties, max_tokens_per_batch=max_tokens_per_batch)
+        return driver.evaluate(spec, benchmarks, options=options, datasets_dir=datasets_dir, name=name, ties=ties,
+                               output=output, log=log)
     exps = _experiments(experiments)
-    _check_datasets_folder(datasets_dir, exps, log)
+    bench = ContstimExperiment(None if exps is None else tuple(exps))
     if plots is True:
         if output is None:
             raise ValueError("plots=True puts the figures next to the result file: give output too")
-        plots = default_plots_dir(output)
+        plots = default_plots_dir(driver.output_file(output, bench.identifier))
     elif plots is False:
         plots = None
     if scatter_reference is not None and scatter_reference not in ALL_REFERENCE_MODELS:
         raise ValueError(f"unknown scatter reference model {scatter_reference!r}; known: "
                          f"{', '.join(ALL_REFERENCE_MODELS)}")
-    set_threads(threads)
-    if spec is None:
-        spec = DEFAULT_MODEL
-    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
-    with data_parallel():
-        result = evaluate_scorer(scorer, experiments=exps, name=name, datasets_dir=datasets_dir, log=log, ties=ties)
+    result = driver.evaluate(spec, [bench], options=options, datasets_dir=datasets_dir, name=name, ties=ties,
+                             output=output, log=log)[bench.identifier]
     if not is_main_process():
         return result
-    if output is not None:
-        path = write_result(result, output)
-        log(f"wrote the result to {path}")
     if plots is not None:
         from .report.plots import plot_result
 
         paths = plot_result(result, plots, scatter_reference=scatter_reference, datasets_dir=datasets_dir)
         log(f"wrote {len(paths)} figures to {Path(plots)}: " + ", ".join(p.name for p in paths))
     return result
-
-
-def _check_datasets_folder(datasets_dir, experiments, log) -> None:
-    """The paper's experiments are never evaluated from a round's folder, and a default run says
-    which rounds it leaves out.
-
-    ValueError when ``datasets_dir`` is the folder of a round (``contstim experiment ingest``
-    wrote it): building the paper's data into it and evaluating ``pll`` would silently answer a
-    question nobody asked.  With the default experiments, a note lists the rounds of the folder
-    (evaluated only when asked for, as benchmarks of their own)."""
-    from .data.rounds import ROUND_FILE, discover_rounds, read_meta
-
-    if datasets_dir is not None and (Path(datasets_dir) / ROUND_FILE).is_file():
-        ident = read_meta(datasets_dir)["identifier"]
-        raise ValueError(f"{datasets_dir} is the folder of the round {ident}, not a datasets folder of the paper's "
-                         f"experiments; evaluate the round with `contstim evaluate --benchmark {ident} --datasets "
-                         f"{datasets_dir}` (or the folder that holds it; Python: benchmarks=[{ident!r}])")
-    if experiments is None:
-        found = discover_rounds(datasets_dir)
-        if found:
-            log(f"note: rounds in the datasets folder not evaluated here (each is a benchmark of its own): "
-                f"{', '.join(found)}; evaluate one with `contstim evaluate --benchmark ID`")
-
-
-def _evaluate_benchmarks(spec, benchmarks, output, *, name, datasets_dir, device, dtype, batch_size, cache, threads,
-                         progress, log, ties, max_tokens_per_batch=None) -> dict[str, dict]:
-    """``{identifier: result}`` of ``spec`` on each benchmark (see :func:`evaluate_model`)."""
-    if isinstance(benchmarks, str):
-        benchmarks = [benchmarks]
-    from .benchmarks.contstim_round import ContstimRound
-
-    chosen = [get_benchmark(b, datasets_dir) for b in dict.fromkeys(benchmarks)]  # unknown names fail before loading
-    if not chosen:
-        raise ValueError("no benchmark given to evaluate")
-    if any(not isinstance(b, ContstimRound) for b in chosen):
-        _check_datasets_folder(datasets_dir, [], log)  # no paper data is built into a round's folder
-    set_threads(threads)
-    scorer = _scorer(spec, datasets_dir, device, dtype, batch_size, cache, progress, max_tokens_per_batch)
-    out: dict[str, dict] = {}
-    for bench in chosen:
-        if bench.dataset == "contstim":  # the paper's experiments and every round
-            options = {"ties": ties} if name is None else {"name": name, "ties": ties}
-        else:
-            options = {"progress": progress}
-        with data_parallel():
-            out[bench.identifier] = result = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)
-        if output is not None and is_main_process():
-            path = write_result(result, Path(output) / f"{bench.identifier}.json")
-            log(f"wrote the {bench.identifier} result to {path}")
-    return out
 
 
 def compare_models(
@@ -306,21 +208,21 @@ def compare_models(
                              f"(contstim evaluate --experiment {experiment})")
         logprobs[name] = {s: result["logprobs"][s] for s in sentences}
         specs[name] = result["model"]["spec"]
-    if named:
-        set_threads(threads)
-        context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress)
+    options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, threads=threads, cache=cache,
+                         progress=progress)
     for entry in named:
         if entry.name in logprobs:
             raise ValueError(f"model {entry.name!r} is given twice (rename one with NAME=SPEC)")
-        scorer = require_logprobs(load_scorer(entry.spec, context, device=device, dtype=dtype), "a comparison")
+        scorer = driver.load_model(entry.spec, options, datasets_dir=datasets_dir)
         log(f"{experiment}: scoring {len(sentences)} sentences with {scorer.spec} ...")
-        logprobs[entry.name] = dict(zip(sentences, (float(v) for v in scorer.score(sentences))))
+        values = driver.score_sentences(scorer, sentences, options, what="a comparison")
+        logprobs[entry.name] = dict(zip(sentences, (float(v) for v in values)))
         specs[entry.name] = scorer.spec
     for ref, values in round_refs.items():  # the given models and result files come first
         if ref not in logprobs:
             logprobs[ref], specs[ref] = values, f"round {experiment}: {ref}'s recorded log-probabilities"
     comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
-    if output is not None:
+    if output is not None and is_main_process():
         from .report.matrices import write_comparison
 
         paths = write_comparison(comparison, output)

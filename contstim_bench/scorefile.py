@@ -22,7 +22,6 @@ from .results.io import check_output_file
 from .scoring.precomputed import write_pool_array
 from .spreadsheet import safe_cell
 from .scoring.protocols import ContextLimited, PromptedJudge, require_logprobs
-from .scoring.registry import ScoringContext, load_scorer
 
 
 def read_sentences(path: str | Path) -> list[str]:
@@ -100,9 +99,10 @@ def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *
     check_output_file(output)
     sentences = read_sentences(input)
     npy = str(output).endswith(".npy")
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
-                             max_tokens_per_batch=max_tokens_per_batch)
-    scorer = load_scorer(spec, context, device=device, dtype=dtype)
+    from .driver import RunOptions, load_model
+
+    scorer = load_model(spec, RunOptions(device=device, dtype=dtype, batch_size=batch_size, cache=cache, progress=progress,
+                                         max_tokens_per_batch=max_tokens_per_batch), datasets_dir=datasets_dir)
     warning = context_warning(scorer, sentences)
     if warning:
         log(warning)

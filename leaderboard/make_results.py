@@ -24,11 +24,10 @@ import argparse
 import sys
 from pathlib import Path
 
-from contstim_bench.scoring.registry import load_scorer
+from contstim_bench import driver
+from contstim_bench.benchmarks.registry import rounds
 from contstim_bench.leaderboard.site import slug
 from contstim_bench.leaderboard.validate import validate_files
-from contstim_bench.benchmarks.contstim import evaluate_scorer
-from contstim_bench.benchmarks.registry import rounds
 from contstim_bench.results import write_result
 from contstim_bench.schema import PLL_MODELS
 
@@ -52,7 +51,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", nargs="+", metavar="NAME", help="regenerate only these models")
     parser.add_argument("--no-offline", action="store_true", help="skip the offline models (smollm2-135m, gemma3-270m)")
     parser.add_argument("--datasets", help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    parser.add_argument("--threads", type=int, help="torch CPU threads (default: torch's choice)")
     args = parser.parse_args(argv)
+    options = driver.RunOptions(threads=args.threads, progress=False)
 
     todo = models(not args.no_offline)
     if args.only:
@@ -63,17 +64,20 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     failed, written = [], []
     for name, spec in todo.items():
-        try:
-            scorer = load_scorer(spec, datasets_dir=args.datasets)
-            result = evaluate_scorer(scorer, experiments=[EXPERIMENT], datasets_dir=args.datasets)
+        quiet = lambda m: None  # noqa: E731
+        try:  # the one driver, as `contstim evaluate --experiment pll` runs it
+            scorer = driver.load_model(spec, options, datasets_dir=args.datasets)
+            result = driver.evaluate(scorer, [f"contstim.{EXPERIMENT}"], options=options, datasets_dir=args.datasets,
+                                     log=quiet)[f"contstim.{EXPERIMENT}"]
         except (ValueError, FileNotFoundError, RuntimeError, ImportError, OSError) as exc:
             print(f"{name}: not scored: {type(exc).__name__}: {exc}", file=sys.stderr)
             failed.append(name)
             continue
         results = {f"{slug(name)}.json": result}
-        for ident, bench in rounds(args.datasets).items():
+        for ident in rounds(args.datasets):
             try:
-                results[f"{slug(name)}.{ident.split('.', 1)[1]}.json"] = bench.evaluate(scorer, log=lambda m: None)
+                results[f"{slug(name)}.{ident.split('.', 1)[1]}.json"] = driver.evaluate(
+                    scorer, [ident], options=options, datasets_dir=args.datasets, log=quiet)[ident]
             except ValueError as exc:  # e.g. a precomputed reference without values for the round's sentences
                 print(f"{name}: not evaluated on {ident}: {str(exc).splitlines()[0]}", file=sys.stderr)
         for file_name, result in results.items():

@@ -152,17 +152,27 @@ def _naive_pll(model, tok, sentence: str, word_l2r: bool) -> float:
     return total
 
 
+def _blimp(model, method=None, cache=None, **options):
+    """The BLiMP result of ``model`` through the one driver (what ``contstim blimp`` runs)."""
+    from contstim_bench.driver import RunOptions, evaluate
+
+    return evaluate(model, ["blimp"], options=RunOptions(progress=False, cache=cache),
+                    benchmark_options={"method": method, **options}, log=lambda m: None)["blimp"]
+
+
 def test_ready_scorer_takes_no_method():
     class Chars:  # never scores: the method is refused first
         spec = "test:chars"
 
+    with pytest.raises(TypeError, match="model must be a model spec"):
+        _blimp(Chars(), "pll", paradigms=SUBSET, limit=LIMIT)
     with pytest.raises(ValueError, match="a ready scorer already has its method"):
         blimp.run_blimp(Chars(), "pll", paradigms=SUBSET, limit=LIMIT, log=lambda m: None)
 
 
 def test_causal_model_against_naive_loop(tiny_causal, wordpiece, subset):
     spec, model = tiny_causal
-    res = blimp.run_blimp(spec, paradigms=SUBSET, limit=LIMIT, progress=False, log=lambda m: None)
+    res = _blimp(spec, paradigms=SUBSET, limit=LIMIT)
     rows = pd.DataFrame(res["scores"]["rows"], columns=res["scores"]["columns"])
     naive_good = [_naive_causal(model, wordpiece, s) for s in subset.sentence_good]
     naive_bad = [_naive_causal(model, wordpiece, s) for s in subset.sentence_bad]
@@ -181,8 +191,7 @@ def test_causal_model_against_naive_loop(tiny_causal, wordpiece, subset):
 @pytest.mark.parametrize("method", ["pll", "pll-word-l2r"])
 def test_masked_methods_against_naive_loop(tiny_masked, wordpiece, subset, method):
     spec, model = tiny_masked
-    res = blimp.run_blimp(spec, method, paradigms=SUBSET, limit=LIMIT, progress=False, log=lambda m: None,
-                          cache=False)
+    res = _blimp(spec, method, paradigms=SUBSET, limit=LIMIT, cache=False)
     assert res["model"]["spec"].endswith(f"method={method}")
     rows = pd.DataFrame(res["scores"]["rows"], columns=res["scores"]["columns"])
     idx = [0, 7, 14]  # one pair of each paradigm, checked token by token
@@ -239,22 +248,26 @@ def test_reference_table_human_row_is_the_data(all_pairs, human):
 
 def test_cli_blimp_methods_side_by_side(tiny_masked, tmp_path, capsys):
     mspec, _ = tiny_masked
-    out = tmp_path / "b.json"
+    assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-word-l2r",
+                     "--output", str(tmp_path / "b.json")]) == 1
+    assert "this run writes 2 results: give a folder instead" in capsys.readouterr().err
+    out = tmp_path / "b"
     assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-word-l2r",
                      "--method", "pll-whole-word", "--paradigms", ",".join(SUBSET), "--limit", str(LIMIT),
                      "--output", str(out), "--quiet"]) == 0
     table = capsys.readouterr().out
     for method, name in (("pll", "PLL-original"), ("pll-word-l2r", "PLL-word-l2r"), ("pll-whole-word", "PLL-whole-word")):
-        data = json.loads((tmp_path / f"b.{method}.json").read_text())
+        data = json.loads((out / f"blimp.{method}.json").read_text())
         assert data["model"]["spec"].endswith(f"method={method}")
-        single = blimp.run_blimp(mspec, method, paradigms=SUBSET, limit=LIMIT, progress=False, log=lambda m: None)
+        single = _blimp(mspec, method, paradigms=SUBSET, limit=LIMIT)
         assert data["accuracy"] == single["accuracy"]
         line = next(x for x in table.splitlines() if x.startswith(f"{name} (this run)"))
         assert float(line.split()[3]) == pytest.approx(round(100 * single["accuracy"]["overall"]["accuracy"], 1))
     # the paper's rows beside (all four models: a local folder is none of them) and the human row
     assert "BERT (base), PLL-word-l2r" in table and "RoBERTa (large), PLL-whole-word" in table
     assert "human (Warstadt et al. 2020)" in table and "covers a subset of BLiMP" in table
-    assert not out.exists()
+    assert sorted(p.name for p in out.iterdir()) == sorted(f"blimp.{m}.json" for m in ("pll", "pll-word-l2r",
+                                                                                       "pll-whole-word"))
     assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-nope",
-                     "--output", str(out)]) == 1
+                     "--output", str(tmp_path / "other")]) == 1
     assert "unknown masked-LM method 'pll-nope'" in capsys.readouterr().err

@@ -18,7 +18,7 @@ PLL_MODELS = {"bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "ele
 ENTRY_KEYS = {
     "selection", "unit", "n_units", "n_trials", "n_pairs", "accuracy", "accuracy_by_unit",
     "accuracy_noise_ceiling", "srcs", "srcs_by_unit", "srcs_noise_ceiling", "p_vs_lower_ceiling",
-    "p_vs_lower_ceiling_uncorrected", "comparisons", "head_to_head", "bh_families",
+    "p_vs_lower_ceiling_uncorrected", "comparisons", "head_to_head", "bh_families", "degenerate",
 }
 
 
@@ -34,7 +34,7 @@ def run(tmp_path_factory):
 
 def test_result_file_layout(run):
     datasets, result = run
-    assert result["format"] == "contstim-bench-result" and result["format_version"] == 2
+    assert result["format"] == "contstim-bench-result" and result["format_version"] == 3
     assert result["model"]["spec"] == "precomputed:roberta" and result["model"]["name"] == "roberta"
     assert result["model"]["method"] == "precomputed"
     assert list(result["experiments"]) == ["pll"]
@@ -263,7 +263,8 @@ def test_summary_table_ceiling_stars_and_rank(run):
     row = next(line for line in text.splitlines() if line.startswith("synthetic_vs_synthetic"))
     # roberta on its targeted synthetic pairs: accuracy 0.804, below the ceiling (q < .01), third of six
     assert "0.804**" in row or "0.804***" in row
-    assert rank_among_references(result, "pll", "synthetic_vs_synthetic", "accuracy") == (3, 6)
+    ranked = rank_among_references(result, "pll", "synthetic_vs_synthetic", "accuracy")
+    assert (ranked.rank, ranked.among, ranked.tied) == (3, 6, False)
     assert row.split("|")[2].split()[-1] == "3/6"
     ceiling = result["experiments"]["pll"]["synthetic_vs_synthetic"]["accuracy_noise_ceiling"]
     assert f"{ceiling['lower']:.3f}-{ceiling['upper']:.3f}" in row
@@ -303,7 +304,7 @@ def test_evaluate_any_benchmark_by_identifier(run, tmp_path):
     from contstim_bench.benchmarks import BENCHMARKS, get_benchmark
 
     datasets, result = run
-    assert set(BENCHMARKS) == {"contstim.main", "contstim.pll", "blimp", "plausibility"}
+    assert set(BENCHMARKS) == {"contstim", "contstim.main", "contstim.pll", "blimp", "plausibility"}
     code = cli_main(["evaluate", "--model", "precomputed:roberta", "--benchmark", "contstim.pll",
                      "--output", str(tmp_path / "out"), "--datasets", str(datasets), "--quiet"])
     assert code == 0
@@ -311,5 +312,5 @@ def test_evaluate_any_benchmark_by_identifier(run, tmp_path):
     assert got["benchmark"]["identifier"] == "contstim.pll" and got["benchmark"]["version"] == "1"
     assert got["experiments"] == result["experiments"] and got["logprobs"] == result["logprobs"]
     assert len(get_benchmark("contstim.pll").sentences(datasets)) == len(result["logprobs"]) == 264
-    with pytest.raises(ValueError, match="unknown benchmark 'glue'; known: contstim.main, contstim.pll"):
+    with pytest.raises(ValueError, match="unknown benchmark .glue.; known: contstim, contstim.main, contstim.pll"):
         contstim_bench.evaluate_model("precomputed:roberta", benchmarks=["glue"], datasets_dir=datasets)

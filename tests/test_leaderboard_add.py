@@ -14,7 +14,8 @@ from contstim_bench.benchmarks.contstim import recompute, recompute_panels
 from contstim_bench.cli import main as cli_main
 from contstim_bench.leaderboard.add import add_result
 from contstim_bench.leaderboard.identity import display_name, identity
-from contstim_bench.leaderboard.table import ranking_rows, shared_ranks
+from contstim_bench.analysis.ranking import rank_models, rank_text
+from contstim_bench.leaderboard.table import ranking_rows
 from contstim_bench.leaderboard.validate import ValidationError, load_file, validate_files
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
@@ -132,9 +133,32 @@ def test_cli_add_twice_then_replace(tmp_path, rerun, datasets, capsys):
     assert [p.name for p in results.iterdir()] == ["smollm2-135m-final.json"]
 
 
+def _ranks(values, selection="all", degenerate=None):
+    ranked = rank_models([{"selection": selection, "accuracy": v, "degenerate": degenerate} for v in values])
+    return [r.rank for r in ranked], [r.tied for r in ranked]
+
+
 def test_equal_shown_scores_share_a_rank():
-    assert shared_ranks([0.8571, 0.8569, 0.857, 0.80, 0.9]) == ([2, 2, 2, 5, 1], [True, True, True, False, False])
-    assert shared_ranks([0.5]) == ([1], [False])
+    assert _ranks([0.8571, 0.8569, 0.857, 0.80, 0.9]) == ([2, 2, 2, 5, 1], [True, True, True, False, False])
+    assert _ranks([0.5]) == ([None], [False])  # alone: nothing to rank against
+    ranked = rank_models([{"selection": "all", "accuracy": v, "degenerate": None} for v in (0.857, 0.857, 0.8)])
+    assert [rank_text(r) for r in ranked] == ["=1/3", "=1/3", "3/3"]
+
+
+def test_like_for_like_groups_ties_and_degenerate_models():
+    """A model on every trial is never ranked with models on their own targeted trials, another
+    ties convention makes a group of its own, and degenerate predictions are never ranked."""
+    entries = [{"selection": "targeted", "accuracy": 0.80, "degenerate": None},
+               {"selection": "targeted", "accuracy": 0.70, "degenerate": None},
+               {"selection": "all", "accuracy": 0.90, "degenerate": None},
+               {"selection": "all", "accuracy": 0.60, "degenerate": None},
+               {"selection": "all", "accuracy": 1.00, "degenerate": "every one of the 9 trials is a tie"},
+               {"selection": "all", "accuracy": 0.95, "degenerate": None}]
+    ties = ["half"] * 5 + ["hit"]
+    ranked = rank_models(entries, "accuracy", ties)
+    assert [rank_text(r) for r in ranked] == ["1/2", "2/2", "1/2", "2/2", "-", "-"]
+    assert ranked[4].reason.startswith("degenerate predictions: every one of the 9 trials is a tie")
+    assert ranked[5].group.endswith("a tie counts as a hit") and "no other model" in ranked[5].reason
 
 
 def test_shipped_panel_ties_are_ranked_honestly():

@@ -74,9 +74,19 @@ def test_ranking_rows_match_results(results):
     assert row["accuracy_normalised"] == pytest.approx(bert["accuracy"] / bert["accuracy_noise_ceiling"]["lower"])
     assert row["p_accuracy_vs_ceiling"] == bert["p_vs_lower_ceiling"]["accuracy"]
     syn = [r for r in rows if r["condition"] == "synthetic_vs_synthetic"]
-    assert syn[0]["model"] == "electra" and syn[0]["rank"] == 1 and syn[0]["p_accuracy_vs_leader"] is None
-    assert all(r["accuracy_leader"] == "electra" for r in syn)
-    assert [r["accuracy"] for r in syn] == sorted((r["accuracy"] for r in syn), reverse=True)
+    # the reference models, each on the trials that target it, are ranked among themselves (as the
+    # paper's Fig. 3a); the packaged models, on every synthetic trial, among themselves: never in one column
+    targeted = [r for r in syn if r["selection"] != "all"]
+    on_all = [r for r in syn if r["selection"] == "all"]
+    assert syn == targeted + on_all and len(targeted) == 6 and len(on_all) == 2
+    assert {r["comparison"] for r in targeted} == {"each on the trials that target it"}
+    assert {r["comparison"] for r in on_all} == {"all trials"}
+    assert targeted[0]["model"] == "electra" and targeted[0]["rank"] == 1 and targeted[0]["p_accuracy_vs_leader"] is None
+    assert all(r["accuracy_leader"] == "electra" for r in targeted)
+    assert [r["accuracy"] for r in targeted] == sorted((r["accuracy"] for r in targeted), reverse=True)
+    assert [r["rank_text"] for r in on_all] == ["=1", "=1"] and [r["rank_text"] for r in targeted][:2] == ["1", "2"]
+    assert all(r["accuracy_leader"] == on_all[0]["model"] for r in on_all)
+    assert all(r["n_trials"] == 3600 for r in on_all) and all(r["n_trials"] == 1200 for r in targeted)
     # the PLL read-outs are far below the leader: significant after BH
     assert by[("synthetic_vs_synthetic", "bert_has_a_mouth")]["p_accuracy_vs_leader"] < 1e-4
     # ties share the best rank

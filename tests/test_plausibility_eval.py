@@ -20,6 +20,15 @@ from contstim_bench.scoring.base import Scorer
 # --------------------------------------------------------------------------- fixtures
 
 
+
+def _plaus(model, method=None, *, progress=False, log=None, **options):
+    """The plausibility result of a model spec through the one driver (what ``contstim
+    plausibility`` runs)."""
+    from contstim_bench.driver import RunOptions, evaluate
+
+    return evaluate(model, ["plausibility"], options=RunOptions(progress=progress),
+                    benchmark_options={"method": method, **options}, log=lambda m: None)["plausibility"]
+
 @pytest.fixture(scope="module")
 def tables():
     """The real ``plausibility`` configs (built into the session's temporary dataset folder)."""
@@ -232,7 +241,7 @@ LIMIT = 6  # pairs per subset and voice, SocialN400 items: keeps the module fast
 
 @pytest.fixture(scope="module")
 def tiny_result(tiny_causal):
-    return runner.run_plausibility(tiny_causal, progress=False, log=lambda m: None, limit=LIMIT)
+    return _plaus(tiny_causal, progress=False, log=lambda m: None, limit=LIMIT)
 
 
 def test_run_plausibility_logprobs(tiny_result, pairs, tables):
@@ -276,7 +285,7 @@ def test_cli_plausibility_writes_json_and_uses_cache(tiny_causal, tmp_path, caps
 
 
 def test_run_plausibility_prompt_choice(tiny_causal, pairs):
-    r = runner.run_plausibility(tiny_causal, "prompt:sentence-choice-1", progress=False, log=lambda m: None,
+    r = _plaus(tiny_causal, "prompt:sentence-choice-1", progress=False, log=lambda m: None,
                                 limit=LIMIT)
     pairs = runner.limit_pairs(pairs, LIMIT)
     assert r["method"] == "prompt:sentence-choice-1"
@@ -297,16 +306,20 @@ def test_run_plausibility_prompt_choice(tiny_causal, pairs):
 
 
 def test_method_and_spec_errors(tiny_causal, tmp_path, capsys):
-    assert runner.scorer_spec("smollm2-135m", "prompt:sc1") == "prompt:smollm2-135m?template=sentence-choice-1"
-    assert runner.scorer_spec("hf-causal:x?start=A", "prompt:likert") == "prompt:hf-causal:x?start=A&template=likert"
+    from contstim_bench.scoring.spec import ModelSpec
+
+    assert runner.spec_for(ModelSpec.parse("smollm2-135m"), "prompt:sc1").typed == \
+        "prompt:smollm2-135m?template=sentence-choice-1"
+    assert runner.spec_for(ModelSpec.parse("hf-causal:x?start=A"), "prompt:likert").typed == \
+        "prompt:hf-causal:x?start=A&template=likert"
     with pytest.raises(ValueError, match="unknown plausibility method 'pll'"):
         runner.parse_method("pll")
     with pytest.raises(ValueError, match="unknown prompt template 'nope'"):
         runner.parse_method("prompt:nope")
     with pytest.raises(ValueError, match="already a prompt"):
-        runner.scorer_spec("prompt:smollm2-135m?template=likert", "prompt:likert")
+        runner.spec_for(ModelSpec.parse("prompt:smollm2-135m?template=likert"), "prompt:likert")
     with pytest.raises(FileNotFoundError, match="/nonexistent/model"):
-        runner.run_plausibility("hf-causal:/nonexistent/model", progress=False, log=lambda m: None)
+        _plaus("hf-causal:/nonexistent/model", progress=False, log=lambda m: None)
     out = tmp_path / "x.json"
     assert cli.main(["plausibility", "--model", tiny_causal, "--method", "prompt:bogus", "--output", str(out)]) == 1
     assert "unknown prompt template 'bogus'" in capsys.readouterr().err

@@ -26,6 +26,15 @@ from contstim_bench.scoring.prompting import parse_answer, TEMPLATES
 HUMAN = {"context": runner.HUMAN_CONTEXT, "no_context": runner.HUMAN_NO_CONTEXT}
 
 
+
+def _plaus(model, method=None, *, progress=False, log=None, **options):
+    """The plausibility result of a model spec through the one driver (what ``contstim
+    plausibility`` runs)."""
+    from contstim_bench.driver import RunOptions, evaluate
+
+    return evaluate(model, ["plausibility"], options=RunOptions(progress=progress),
+                    benchmark_options={"method": method, **options}, log=lambda m: None)["plausibility"]
+
 @pytest.fixture(scope="module")
 def tables():
     return {c: load_config("plausibility", c, split="test").to_pandas()
@@ -265,7 +274,7 @@ LIMIT = 3
 
 
 def test_free_and_constrained_likert(tiny_causal, pairs):
-    r = runner.run_plausibility(tiny_causal, "prompt:likert", progress=False, log=lambda m: None, limit=LIMIT,
+    r = _plaus(tiny_causal, "prompt:likert", progress=False, log=lambda m: None, limit=LIMIT,
                                 free_generation=True, max_new_tokens=3)
     sub = runner.limit_pairs(pairs, LIMIT)
     ratings = r["scores"]["experiment1"]["sentence_scores"]
@@ -280,7 +289,7 @@ def test_free_and_constrained_likert(tiny_causal, pairs):
 
 
 def test_free_choice_and_appendix_f(tiny_causal, pairs, tables):
-    r = runner.run_plausibility(tiny_causal, "prompt:sentence-choice-1", progress=False, log=lambda m: None,
+    r = _plaus(tiny_causal, "prompt:sentence-choice-1", progress=False, log=lambda m: None,
                                 limit=LIMIT, free_generation=True, max_new_tokens=2)
     sub = runner.limit_pairs(pairs, LIMIT)
     texts = pd.DataFrame(r["scores"]["experiment1_free"]["pair_texts"])
@@ -290,7 +299,7 @@ def test_free_choice_and_appendix_f(tiny_causal, pairs, tables):
                                              [parse_answer(tpl, t) for t in texts.plausible_second])
     assert r["experiment1_free"] == metrics.answer_accuracy(sub, hits, valid, 0.5)
     # Appendix F prompting of SocialN400 comes with prompt:sentence-judgment
-    sj = runner.run_plausibility(tiny_causal, "prompt:sentence-judgment", progress=False, log=lambda m: None,
+    sj = _plaus(tiny_causal, "prompt:sentence-judgment", progress=False, log=lambda m: None,
                                  limit=LIMIT)
     ep = sj["experiment2_prompting"]
     values = pd.DataFrame(sj["scores"]["experiment2_prompting"]["values"])
@@ -306,7 +315,7 @@ def test_free_choice_and_appendix_f(tiny_causal, pairs, tables):
 
 def test_free_generation_needs_a_prompt(tiny_causal, tmp_path, capsys):
     with pytest.raises(ValueError, match="free generation reads out a prompt"):
-        runner.run_plausibility(tiny_causal, free_generation=True, log=lambda m: None, limit=1)
+        _plaus(tiny_causal, free_generation=True, log=lambda m: None, limit=1)
     out = tmp_path / "x.json"
     assert cli.main(["plausibility", "--model", tiny_causal, "--free-generation", "--output", str(out)]) == 1
     assert "free generation reads out a prompt" in capsys.readouterr().err and not out.exists()

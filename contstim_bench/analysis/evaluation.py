@@ -22,7 +22,9 @@ the main experiment and participants in pll, see
 units of the per-unit signed-rank cosine similarity; per participant, averaged within a group
 for group units), ``srcs_by_unit``, ``srcs_noise_ceiling`` (same layout);
 ``p_vs_lower_ceiling: {accuracy, srcs}`` (two-sided Wilcoxon across units, Benjamini-Hochberg
-adjusted in the ``model_vs_lower_ceiling`` family) and ``p_vs_lower_ceiling_uncorrected``;
+adjusted in the ``model_vs_lower_ceiling`` family) and ``p_vs_lower_ceiling_uncorrected``; ``degenerate`` (None, or why the model's predictions say
+nothing: every trial a tie, or one presented position always preferred; over every trial given,
+:func:`contstim_bench.analysis.ranking.degenerate_reason`: such a model is never ranked);
 
 ``head_to_head`` with every other model of the panel (:mod:`.head_to_head`, Fig. S4): on the
 same trials, those where the two models prefer different sentences, ``selection``
@@ -53,6 +55,7 @@ import pandas as pd
 
 from .accuracy import DEFAULT_TIES, tie_value
 from .inference import ALPHA, bh_adjust, paired, wilcoxon_p
+from .ranking import degenerate_reason
 from .panel import (
     FAMILY_CEILING,
     FAMILY_HEAD_TO_HEAD,
@@ -106,9 +109,11 @@ def _model_block(scores: SelectionScores, ceil: CeilingScores, unit: str) -> dic
     }
 
 
-def _panel_block(panel: ConditionPanel, name: str) -> dict:
-    """A model of the panel: its scores, ceilings and test against its lower ceiling."""
+def _panel_block(panel: ConditionPanel, name: str, degenerate: Mapping[str, str | None]) -> dict:
+    """A model of the panel: its scores, ceilings, test against its lower ceiling and whether
+    its predictions are degenerate (:func:`.ranking.degenerate_reason`, over every trial)."""
     block = _model_block(panel.scores[name], panel.ceilings[name], panel.unit)
+    block["degenerate"] = degenerate[name]
     block["p_vs_lower_ceiling"] = dict(panel.ceiling_p_bh[name])
     block["p_vs_lower_ceiling_uncorrected"] = dict(panel.ceiling_p[name])
     block["below_lower_ceiling"] = {
@@ -162,9 +167,9 @@ def _head_to_head(panel: ConditionPanel, name: str) -> dict[str, dict]:
     return out
 
 
-def _entry(panel: ConditionPanel, name: str) -> dict:
+def _entry(panel: ConditionPanel, name: str, degenerate: Mapping[str, str | None]) -> dict:
     """The evaluated model's entry of one condition (see the module docstring)."""
-    entry = _panel_block(panel, name)
+    entry = _panel_block(panel, name, degenerate)
     del entry["below_lower_ceiling"]
     entry["comparisons"] = _comparisons(panel, name)
     entry["head_to_head"] = _head_to_head(panel, name)
@@ -204,19 +209,21 @@ def evaluate_log_ratios_with_panels(
         raise ValueError("model_name must be a non-empty string")
     tie_value(ties)
     prepared = prepare_trials(trials, unit=unit)
-    ratios = {model_name: prepared.orient(check_log_ratios(log_ratio, prepared.n, model_name))}
+    shown_ratios = {model_name: check_log_ratios(log_ratio, prepared.n, model_name)}
     for ref, values in (reference_log_ratios or {}).items():
         if ref == model_name:
             raise ValueError(f"reference model {ref!r} has the same name as the evaluated model")
-        ratios[ref] = prepared.orient(check_log_ratios(values, prepared.n, ref))
+        shown_ratios[ref] = check_log_ratios(values, prepared.n, ref)
+    ratios = {name: prepared.orient(values) for name, values in shown_ratios.items()}
+    degenerate = {name: degenerate_reason(values) for name, values in shown_ratios.items()}
     ev = Evaluator(prepared, ties=ties)
     entries, panels = {}, {}
     for cond in _conditions(conditions):
         panel = condition_panel(ev, cond, ratios)
         if panel is None:
             continue
-        entries[cond.key] = _entry(panel, model_name)
-        panels[cond.key] = {"models": {name: _panel_block(panel, name) for name in panel.names}}
+        entries[cond.key] = _entry(panel, model_name, degenerate)
+        panels[cond.key] = {"models": {name: _panel_block(panel, name, degenerate) for name in panel.names}}
     return entries, panels
 
 

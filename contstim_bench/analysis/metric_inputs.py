@@ -90,3 +90,21 @@ def check_metric_inputs(columns: Mapping[str, object]) -> None:
             problems += [f"{name}: {p}" for p in _column_problems(name, lists[name])]
     if problems:
         raise ValueError("invalid contstim metric input: " + "; ".join(problems))
+
+
+def metric_model_name(model_name: str, targeted: Sequence[str | None]) -> str:
+    """The name the metric evaluates ``model_name`` under, as ``contstim evaluate`` names it
+    (:func:`contstim_bench.scoring.spec.model_name`: ``precomputed:roberta`` is ``roberta``, a
+    spec its canonical form, a plain label itself).  ``targeted``: the model names of the
+    trials' accept/reject columns.  A ``precomputed:NAME`` spec names a reference model, which
+    is evaluated on the trials that target it: a NAME that no trial targets is an error (it would
+    silently be evaluated on every trial instead)."""
+    from ..scoring.spec import model_name as canonical_name
+
+    name, spec = canonical_name(model_name)
+    if spec is not None and spec.family == "precomputed" and name not in set(targeted):
+        known = sorted({t for t in targeted if t})
+        raise ValueError(f"model_name {model_name!r} names the reference model {name!r}, but no trial targets it "
+                         f"(targeted models in these trials: {', '.join(known) or 'none'}); give one of those, or a "
+                         "name of your own for a new model (evaluated on every trial)")
+    return name

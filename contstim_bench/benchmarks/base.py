@@ -4,10 +4,10 @@ provenance fields)."""
 from __future__ import annotations
 
 import importlib
-import os
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
+
+from ..scoring.spec import ModelSpec
 
 
 def describe_model(scorer) -> dict:
@@ -27,40 +27,12 @@ def device_dtype(scorer) -> dict:
     return {"device": info.get("device"), "dtype": info.get("dtype")}
 
 
-def resolve_model(model: Any, method: str | None, scorer_spec: Callable[[str, str | None], str],
-                  check_method: Callable[[Any, str], None]) -> Any:
-    """What :func:`load_model` should load: for a model spec (str), the benchmark's
-    ``scorer_spec(model, method)`` (ValueError names a method the model cannot take); a ready
-    scorer as it is, after ``check_method(scorer, method)`` when a method is given (it raises
-    ValueError for a method the scorer does not have).  Loads nothing, so a run checks its
-    arguments before the model loads."""
-    if isinstance(model, str):
-        return scorer_spec(model, method)
+def no_method(spec: ModelSpec, method: str | None, identifier: str) -> ModelSpec:
+    """``spec_for`` of a benchmark whose models take no read-out method (the contstim
+    benchmark scores log-probabilities as the spec defines them)."""
     if method is not None:
-        check_method(model, method)
-    return model
-
-
-def load_model(
-    model: Any,
-    *,
-    datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    batch_size: int | None = None,
-    cache=None,
-    progress: bool = True,
-    dtype=None,
-    max_tokens_per_batch: int | None = None,
-):
-    """The scorer of ``model``: a model spec (str) is loaded with
-    :func:`contstim_bench.scoring.registry.load_scorer` (``dtype``: of the weights, for the
-    families that run a network); a ready scorer is returned as it is."""
-    if not isinstance(model, str):
-        return model
-    from ..scoring.registry import load_scorer
-
-    return load_scorer(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
-                       cache=cache, progress=progress, max_tokens_per_batch=max_tokens_per_batch)
+        raise ValueError(f"{identifier} takes no method option (got {method!r}); set the read-out in the model spec")
+    return spec
 
 
 def short_reason(message: str) -> str:
@@ -90,14 +62,19 @@ class Benchmark(Protocol):
     def sentences(self, datasets_dir=None) -> list[str]:
         """The distinct sentences a model must score."""
 
+    def spec_for(self, spec: ModelSpec, method: str | None) -> ModelSpec:
+        """The model spec this benchmark runs for ``spec`` read out by ``method`` (None: the
+        spec as it is); ValueError names a method the model cannot take.  Loads nothing."""
+
     def evaluate(self, scorer, *, datasets_dir=None, log=None, **options) -> dict:
-        """The result of ``scorer`` on this benchmark."""
+        """The result of ``scorer`` (a loaded model, never a spec string) on this benchmark."""
 
 
 @dataclass(frozen=True)
 class DatasetBenchmark:
-    """A benchmark whose module defines ``load(datasets_dir)``, ``sentences(datasets_dir)`` and
-    ``evaluate(scorer, datasets_dir=, log=, **options)`` (BLiMP, plausibility)."""
+    """A benchmark whose module defines ``load(datasets_dir)``, ``sentences(datasets_dir)``,
+    ``spec_for(spec, method)`` and ``evaluate(scorer, datasets_dir=, log=, **options)`` (BLiMP,
+    plausibility)."""
 
     identifier: str
     version: str
@@ -113,6 +90,9 @@ class DatasetBenchmark:
 
     def sentences(self, datasets_dir=None) -> list[str]:
         return self._module().sentences(datasets_dir)
+
+    def spec_for(self, spec: ModelSpec, method: str | None) -> ModelSpec:
+        return self._module().spec_for(spec, method)
 
     def evaluate(self, scorer, *, datasets_dir=None, log=None, **options) -> dict:
         return self._module().evaluate(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -27,7 +27,8 @@ import pandas as pd
 from .._version import __version__
 from ..provenance import provenance
 from ..results.schema import validate_result
-from .base import describe_model, device_dtype, load_model, resolve_model
+from ..scoring.spec import ModelSpec
+from .base import describe_model, device_dtype
 from ..scoring.protocols import require_logprobs
 
 FORMAT = "contstim-bench-blimp"
@@ -125,56 +126,46 @@ def blimp_accuracy(pairs: pd.DataFrame, hits: Any, human: Any = None) -> dict[st
     return out
 
 
-def scorer_spec(model: str, method: str | None) -> str:
-    """``model`` with ``?method=<method>`` set; ``method`` applies to ``hf-masked:`` specs only."""
+def spec_for(spec: ModelSpec, method: str | None) -> ModelSpec:
+    """``spec`` with ``?method=<method>`` set; ``method`` applies to ``hf-masked:`` specs only."""
     if method is None:
-        return model
+        return spec
     from ..scoring.masked import METHODS
-    from ..scoring.spec import ModelSpec
 
-    spec = ModelSpec.parse(model)
     if spec.family != "hf-masked":
         raise ValueError(f"method {method!r} (`contstim blimp --method`) applies to masked LMs (hf-masked:...), "
-                         f"not to {spec.family} model {model!r}")
+                         f"not to {spec.family} model {spec.typed!r}")
     if method not in METHODS:
         raise ValueError(f"unknown masked-LM method {method!r}; expected one of {', '.join(METHODS)}")
     if spec.options.get("method", method) != method:
-        raise ValueError(f"model spec {model!r} sets method={spec.options['method']} but the method asked for "
+        raise ValueError(f"model spec {spec.typed!r} sets method={spec.options['method']} but the method asked for "
                          f"(`contstim blimp --method`) is {method!r}")
-    return spec.with_options(method=method).canonical
-
-
-def _refuse_method(scorer, method: str) -> None:
-    raise ValueError("method applies to a model spec; a ready scorer already has its method")
+    return spec.with_options(method=method)
 
 
 def run_blimp(
-    model: Any,
+    scorer,
     method: str | None = None,
     *,
     paradigms: Sequence[str] | str | None = None,
     limit: int | None = None,
     datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    max_tokens_per_batch: int | None = None,
-    cache=None,
     progress: bool = True,
     log=None,
 ) -> dict:
-    """Score the selected BLiMP pairs with ``model`` (a spec or a Scorer) and return the result
-    dict: accuracies (see :func:`blimp_accuracy`), the per-pair scores, provenance.  ``dtype``:
-    weights dtype of a network the spec loads (float32 default, bfloat16, ...)."""
+    """Score the selected BLiMP pairs with ``scorer`` (a loaded log-probability scorer:
+    :func:`contstim_bench.driver.evaluate` loads it, with a masked LM's ``method``) and return
+    the result dict: accuracies (see :func:`blimp_accuracy`), the per-pair scores, provenance.
+    ``progress`` is the scorer's own setting (accepted for the registry's common options).
+    ``method`` is refused: a loaded scorer already has its read-out."""
     from ..data.load import fingerprint, load_config
+
+    if method is not None:
+        raise ValueError("method applies to a model spec; a ready scorer already has its method")
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     started = time.time()
-    model = resolve_model(model, method, scorer_spec, _refuse_method)
-    # select first, so that a bad paradigm or limit fails before the model loads
     pairs = select_pairs(load_config(DATASET, "pairs", split="test", datasets_dir=datasets_dir), paradigms, limit)
-    scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
-                        cache=cache, progress=progress, max_tokens_per_batch=max_tokens_per_batch)
     scorer = require_logprobs(scorer, "BLiMP")
     human = load_config(DATASET, "human_validation", split="test", datasets_dir=datasets_dir)
     sentences = list(dict.fromkeys(list(pairs.sentence_good) + list(pairs.sentence_bad)))
@@ -203,18 +194,6 @@ def run_blimp(
     return result
 
 
-def run_blimp_methods(model: str, methods: Sequence[str], **options) -> dict[str, dict]:
-    """:func:`run_blimp` of one masked-LM spec once per read-out ``methods`` (Kauf & Ivanova 2023,
-    Table 1/3: ``pll``, ``pll-word-l2r``, ``pll-whole-word``; ``approx-ll`` ...), on the same pairs:
-    ``{method: result}`` in the order given.  Every method is checked before any model loads."""
-    methods = list(dict.fromkeys(methods))
-    if not methods:
-        raise ValueError("no masked-LM method given")
-    for method in methods:
-        scorer_spec(model, method)
-    return {method: run_blimp(model, method, **options) for method in methods}
-
-
 def load(datasets_dir=None) -> pd.DataFrame:
     """Every BLiMP pair (67 paradigms x 1,000), sorted by paradigm and pair id."""
     from ..data.load import load_config
@@ -230,5 +209,5 @@ def sentences(datasets_dir=None) -> list[str]:
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
     """:func:`run_blimp` for the benchmark registry (options: ``paradigms``, ``limit``,
-    ``method``, ``device``, ``dtype``, ``batch_size``, ``max_tokens_per_batch``, ``cache``, ``progress``)."""
+    ``progress``; the driver applies ``method`` to the spec with :func:`spec_for`)."""
     return run_blimp(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -30,7 +30,7 @@ from ..provenance import provenance
 from ..results.schema import FORMAT, FORMAT_VERSION, validate_result
 from ..schema import EXPERIMENT_MODELS, EXPERIMENTS
 from ..scoring.protocols import LogProbScorer, require_logprobs
-from .base import describe_model, short_reason
+from .base import describe_model, no_method, short_reason
 
 DATASET = "contstim"
 VERSION = "1"
@@ -186,24 +186,46 @@ def recompute_panels(result: dict, datasets_dir: str | os.PathLike | None = None
 
 @dataclass(frozen=True)
 class ContstimExperiment:
-    """One experiment of the contstim dataset (``contstim.main``, ``contstim.pll``)."""
+    """Experiments of the contstim dataset: one (``contstim.main``, ``contstim.pll``), several,
+    or None for every experiment of the paper whose human data is available (``contstim``; the
+    others are skipped with a note and recorded under ``skipped_experiments``)."""
 
-    experiment: str
+    experiments: tuple[str, ...] | None
     dataset: str = "contstim"
     version: str = VERSION
 
+    def __post_init__(self) -> None:
+        if self.experiments is not None:
+            for exp in self.experiments:
+                if exp not in EXPERIMENTS:
+                    raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)}")
+            if not self.experiments:
+                raise ValueError("no experiment given to evaluate")
+
+    @property
+    def experiment(self) -> str:
+        """The one experiment of ``contstim.<experiment>`` (ValueError for several)."""
+        if self.experiments is None or len(self.experiments) != 1:
+            raise ValueError(f"{self.identifier} holds several experiments")
+        return self.experiments[0]
+
     @property
     def identifier(self) -> str:
-        return f"contstim.{self.experiment}"
+        if self.experiments is None:
+            return DATASET
+        return ".".join((DATASET, *self.experiments))
 
     @property
     def description(self) -> str:
         from ..schema import EXPERIMENT_DESCRIPTIONS
 
-        return EXPERIMENT_DESCRIPTIONS[self.experiment]
+        if self.experiments is None:
+            return "every experiment of Golan et al. 2023 whose human data is available: " + "; ".join(
+                EXPERIMENT_DESCRIPTIONS[e] for e in EXPERIMENTS)
+        return "; ".join(EXPERIMENT_DESCRIPTIONS[e] for e in self.experiments)
 
     def load(self, datasets_dir=None):
-        """(trials, {reference model: {sentence: log-prob}})."""
+        """(trials, {reference model: {sentence: log-prob}}) of the one experiment."""
         return load_experiment(self.experiment, datasets_dir)
 
     def sentences(self, datasets_dir=None) -> list[str]:
@@ -211,7 +233,11 @@ class ContstimExperiment:
 
         return unique_sentences(self.load(datasets_dir)[0])
 
+    def spec_for(self, spec, method: str | None):
+        return no_method(spec, method, self.identifier)
+
     def evaluate(self, scorer, *, datasets_dir=None, log=None, name=None, ties=DEFAULT_TIES, **options) -> dict:
         if options:
             raise ValueError(f"{self.identifier} takes no option(s) {sorted(options)}")
-        return evaluate_scorer(scorer, [self.experiment], name=name, datasets_dir=datasets_dir, log=log, ties=ties)
+        exps = list(self.experiments) if self.experiments is not None else None
+        return evaluate_scorer(scorer, exps, name=name, datasets_dir=datasets_dir, log=log, ties=ties)

@@ -32,7 +32,7 @@ from ..data.rounds import RoundData, find_round, load_round
 from ..provenance import provenance
 from ..results.schema import FORMAT, FORMAT_VERSION, validate_result
 from ..scoring.protocols import LogProbScorer, require_logprobs
-from .base import describe_model
+from .base import describe_model, no_method
 
 DATASET = "contstim"
 
@@ -143,6 +143,9 @@ class ContstimRound:
 
     def sentences(self, datasets_dir=None) -> list[str]:
         return unique_sentences(self.data().trials)
+
+    def spec_for(self, spec, method: str | None):
+        return no_method(spec, method, self.identifier)
 
     def evaluate(self, scorer, *, datasets_dir=None, log=None, name=None, ties=DEFAULT_TIES, **options) -> dict:
         if options:

@@ -22,14 +22,14 @@ from __future__ import annotations
 import os
 import sys
 import time
-from typing import Any
 
 import numpy as np
 
 from .._version import __version__
 from ..provenance import provenance
 from ..results.schema import validate_result
-from .base import describe_model, device_dtype, load_model, resolve_model
+from ..scoring.spec import ModelSpec
+from .base import describe_model, device_dtype
 from ..scoring.protocols import PromptedJudge, require_logprobs
 from ..plausibility.conditional import DEFINITION, socialn400_values
 from ..plausibility.metrics import (
@@ -78,17 +78,18 @@ def parse_method(method: str | None) -> tuple[str, str | None]:
     return "prompt", get_template(template).name
 
 
-def scorer_spec(model: str, method: str | None) -> str:
-    """The scorer spec for ``model`` read out with ``method`` (``prompt:`` wraps the model)."""
+def spec_for(spec: ModelSpec, method: str | None) -> ModelSpec:
+    """The spec that reads ``spec`` out with ``method``: itself for ``logprobs`` (or None), the
+    causal model wrapped in a ``prompt:`` spec for ``prompt:<template>``."""
+    if method is None:
+        return spec
     kind, template = parse_method(method)
-    is_prompt = model.strip().startswith("prompt:")
     if kind == "logprobs":
-        return model
-    if is_prompt:
-        raise ValueError(f"model {model!r} is already a prompt: spec; leave out the method {method!r} "
+        return spec
+    if spec.family == "prompt":
+        raise ValueError(f"model {spec.typed!r} is already a prompt: spec; leave out the method {method!r} "
                          "(`contstim plausibility --method`) or give the plain causal model")
-    body, sep, query = model.partition("?")
-    return f"prompt:{body}?" + (f"{query}&" if sep else "") + f"template={template}"
+    return spec.as_prompt(template)
 
 
 def check_scorer_method(scorer, method: str) -> None:
@@ -242,15 +243,10 @@ def _experiment2_prompting(scorer, stimuli, log) -> tuple[dict, dict]:
 
 
 def run_plausibility(
-    model: Any,
+    scorer,
     method: str | None = None,
     *,
     datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    max_tokens_per_batch: int | None = None,
-    cache=None,
     progress: bool = True,
     log=None,
     limit: int | None = None,
@@ -263,10 +259,9 @@ def run_plausibility(
     and the first ``limit`` SocialN400 items (Experiment 2), for quick runs; recorded in the
     result (``benchmark.limit``).
 
-    ``model``: a model spec (``smollm2-135m``, ``hf-causal:...``, ``hf-masked:...?method=pll``,
-    ``prompt:...?template=...``) or a ready :class:`~contstim_bench.scoring.base.Scorer`.
-    ``method``: ``logprobs`` (default) or ``prompt:<template>`` (wraps a causal model spec).
-    ``dtype``: weights dtype of a network the spec loads (float32 default, bfloat16, ...).
+    ``scorer``: a loaded log-probability scorer or prompted judge (:func:`contstim_bench.driver.evaluate`
+    loads it; the ``method`` of a spec, ``prompt:<template>``, wraps the causal model there,
+    :func:`spec_for`).  ``method`` given with a ready scorer is checked against it.
     ``free_generation``: prompting only: also read Experiment 1 out by free greedy generation of
     at most ``max_new_tokens`` tokens (``experiment1_free``; Appendix C).  Free generation is not
     cached: it runs the model every time.
@@ -275,21 +270,18 @@ def run_plausibility(
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     started = time.time()
-    model = resolve_model(model, method, scorer_spec, check_scorer_method)
+    if method is not None:
+        check_scorer_method(scorer, method)
     check_limit(limit)
-    if free_generation and isinstance(model, str) and not model.strip().startswith("prompt:"):
-        raise ValueError("free generation reads out a prompt: give a prompt method (`contstim plausibility --method "
-                         "prompt:<template>`; free_generation applies to prompting, not to log-probabilities)")
     if isinstance(max_new_tokens, bool) or not isinstance(max_new_tokens, int) or max_new_tokens < 1:
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
-    scorer = load_model(model, datasets_dir=datasets_dir, device=device, dtype=dtype, batch_size=batch_size,
-                        cache=cache, progress=progress, max_tokens_per_batch=max_tokens_per_batch)
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
     else:
         method_name = "logprobs"
         if free_generation:
-            raise ValueError(f"free generation reads out a prompt; {scorer.spec} is a log-probability scorer")
+            raise ValueError(f"free generation reads out a prompt: give a prompt method (`contstim plausibility "
+                             f"--method prompt:<template>`); {scorer.spec} is a log-probability scorer")
 
     ea = load_config(DATASET, "eventsadapt", split="test", datasets_dir=datasets_dir).to_pandas()
     dt = load_config(DATASET, "dtfit", split="test", datasets_dir=datasets_dir).to_pandas()
@@ -348,7 +340,6 @@ def sentences(datasets_dir=None) -> list[str]:
 
 
 def evaluate(scorer, *, datasets_dir=None, log=None, **options) -> dict:
-    """:func:`run_plausibility` for the benchmark registry (options: ``method``, ``limit``,
-    ``device``, ``dtype``, ``batch_size``, ``max_tokens_per_batch``, ``cache``, ``progress``, ``free_generation``,
-    ``max_new_tokens``)."""
+    """:func:`run_plausibility` for the benchmark registry (options: ``limit``, ``progress``,
+    ``free_generation``, ``max_new_tokens``; the driver applies ``method`` with :func:`spec_for`)."""
     return run_plausibility(scorer, datasets_dir=datasets_dir, log=log, **options)

@@ -16,7 +16,8 @@ from .base import Benchmark, DatasetBenchmark
 from .contstim import ContstimExperiment
 
 BENCHMARKS: dict[str, Benchmark] = {
-    **{f"contstim.{exp}": ContstimExperiment(exp) for exp in EXPERIMENTS},
+    "contstim": ContstimExperiment(None),
+    **{f"contstim.{exp}": ContstimExperiment((exp,)) for exp in EXPERIMENTS},
     "blimp": DatasetBenchmark(
         identifier="blimp", version="1", dataset="blimp", module="contstim_bench.benchmarks.blimp",
         description="BLiMP minimal pairs (Warstadt et al. 2020): accuracy per paradigm, field, phenomenon"),

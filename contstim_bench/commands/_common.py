@@ -41,6 +41,23 @@ PARALLEL_NOTE = ("Data-parallel: `accelerate launch --num_processes N -m contsti
                  "processes (each resumable from the score cache); process 0 writes the output.")
 
 
+RUN_FLAGS = ("--device", "--dtype", "--threads", "--batch-size", "--max-tokens-per-batch")
+"""The model options every command that runs a model takes (:func:`add_run_args`), the flags of
+:class:`contstim_bench.driver.RunOptions`."""
+
+
+def add_run_args(parser: argparse.ArgumentParser, *, device: str = "device for model families that run a network "
+                 "(e.g. cpu, cuda; default: the family's choice)", dtype: str = DTYPE_HELP,
+                 threads: str = THREADS_HELP, batch_size: str = "sentences per forward pass",
+                 max_tokens: str = MAX_TOKENS_HELP) -> None:
+    """Add the model options of :data:`RUN_FLAGS` (help texts may differ per command)."""
+    parser.add_argument("--device", help=device)
+    parser.add_argument("--dtype", help=dtype)
+    parser.add_argument("--threads", type=positive_int, help=threads)
+    parser.add_argument("--batch-size", type=positive_int, help=batch_size)
+    parser.add_argument("--max-tokens-per-batch", type=positive_int, metavar="N", help=max_tokens)
+
+
 def add_model_args(
     parser: argparse.ArgumentParser,
     *,
@@ -83,31 +100,36 @@ def _add(parser: argparse.ArgumentParser, flag: str, spec: str | dict | None, **
     parser.add_argument(flag, **{**base, **({"help": spec} if isinstance(spec, str) else spec)})
 
 
+def run_options(args: argparse.Namespace) -> "RunOptions":
+    """The :class:`~contstim_bench.driver.RunOptions` of the flags of :func:`add_model_args` (a
+    flag a command does not take counts as absent)."""
+    from ..driver import RunOptions
+
+    get = lambda name: getattr(args, name, None)  # noqa: E731
+    return RunOptions(device=get("device"), dtype=get("dtype"), batch_size=get("batch_size"),
+                      max_tokens_per_batch=get("max_tokens_per_batch"), threads=get("threads"),
+                      cache=False if get("no_cache") else None, progress=not get("quiet"))
+
+
 def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     """Evaluate ``args.model`` on the registered benchmark ``identifier`` (what ``contstim
-    evaluate --benchmark ID`` runs) with the flags of :func:`add_model_args` and the benchmark's
-    own ``options``; write the result to ``--output``, print its summary unless ``--quiet``."""
-    from ..api import set_threads
-    from ..benchmarks import get_benchmark
+    evaluate --benchmark ID`` runs) through :func:`contstim_bench.driver.evaluate`, with the
+    flags of :func:`add_model_args` and the benchmark's own ``options``; write the result to
+    ``--output`` (the driver's output convention), print its summary unless ``--quiet``."""
+    from ..driver import check_outputs, evaluate, write_outputs
     from ..report import summary
-    from ..results import write_result
-    from ..results.io import check_output_file
+    from ..scoring.parallel import is_main_process
 
-    from ..scoring.parallel import data_parallel, is_main_process
-
-    check_output_file(args.output)  # before any model runs
-    set_threads(args.threads)
+    check_outputs(args.output, 1)  # before any model runs
     main = is_main_process()
     quiet = args.quiet or not main
-    with data_parallel():
-        result = get_benchmark(identifier).evaluate(
-            args.model, datasets_dir=args.datasets, log=(lambda m: None) if quiet else None, limit=args.limit,
-            device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-            max_tokens_per_batch=args.max_tokens_per_batch, progress=not quiet, **options)
-    if not main:  # under accelerate launch only process 0 writes
+    limit = {"limit": args.limit} if getattr(args, "limit", None) is not None else {}
+    results = evaluate(args.model, [identifier], options=run_options(args), datasets_dir=args.datasets,
+                       benchmark_options={**limit, **options}, log=(lambda m: None) if quiet else None)
+    if not main:  # under a launcher only process 0 writes
         return 0
-    path = write_result(result, args.output)
+    for path in write_outputs(results, args.output):
+        print(f"wrote {path}", file=sys.stderr)
     if not args.quiet:
-        print(summary(result))
-    print(f"wrote {path}", file=sys.stderr)
+        print(summary(results[identifier]))
     return 0

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 import sys
-from pathlib import Path
 
-from ._common import PARALLEL_NOTE, add_model_args, run_benchmark
+from ._common import PARALLEL_NOTE, add_model_args, run_benchmark, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -23,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         p,
         model="model spec, e.g. smollm2-135m, hf-causal:PATH, hf-masked:PATH",
         limit="first N pairs (by pair id) of each paradigm",
-        output="result JSON file to write",
+        output="result JSON file to write (ending in .json); with several --method, a folder receiving "
+               "blimp.<method>.json each",
         device="torch device (default: cuda when available, else cpu)",
         batch_size="sentences (causal) or masked copies (masked) per forward pass",
         quiet="no summary table, no progress bars",
@@ -32,28 +32,33 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="masked-LM read-out set as ?method= of an hf-masked: spec: pll, pll-word-l2r, "
                         "pll-whole-word, approx-ll, approx-ll-sampled (error for causal models). Repeat it "
                         "to compare read-outs side by side with Kauf & Ivanova (2023) Table 3: one result "
-                        "per method, written as OUTPUT with the method before the suffix (b.pll.json, ...)")
+                        "per method, written into the OUTPUT folder as blimp.<method>.json")
     p.add_argument("--paradigms", help="comma-separated paradigm names (default: all 67)")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
     paradigms = args.paradigms.split(",") if args.paradigms is not None else None
-    methods = args.method or [None]
-    if len(set(methods)) == 1:
+    methods = list(dict.fromkeys(args.method or [None]))
+    if len(methods) == 1:
         return run_benchmark("blimp", args, method=methods[0], paradigms=paradigms)
-    from ..api import set_threads
-    from ..benchmarks.blimp import run_blimp_methods
+    from ..benchmarks import get_benchmark
+    from ..driver import check_outputs, evaluate, parse_model, write_outputs
     from ..report.blimp import methods_table
-    from ..results import write_result
+    from ..scoring.parallel import is_main_process
 
-    set_threads(args.threads)
-    results = run_blimp_methods(args.model, methods, paradigms=paradigms, limit=args.limit,
-                                datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
-                                batch_size=args.batch_size, progress=not args.quiet,
-                                log=(lambda m: None) if args.quiet else None)
-    out = Path(args.output)
-    for method, result in results.items():
-        print(f"wrote {write_result(result, out.with_name(f'{out.stem}.{method}{out.suffix}'))}", file=sys.stderr)
+    check_outputs(args.output, len(methods))  # several results: a folder, before any model runs
+    spec = parse_model(args.model)
+    for method in methods:  # every method checked before any model loads
+        get_benchmark("blimp").spec_for(spec, method)
+    limit = {"limit": args.limit} if args.limit is not None else {}
+    results = {method: evaluate(spec, ["blimp"], options=run_options(args), datasets_dir=args.datasets,
+                                benchmark_options={"method": method, "paradigms": paradigms, **limit},
+                                log=(lambda m: None) if args.quiet else None)["blimp"]
+               for method in methods}
+    if not is_main_process():
+        return 0
+    for path in write_outputs({f"blimp.{m}": r for m, r in results.items()}, args.output):
+        print(f"wrote {path}", file=sys.stderr)
     print(methods_table(results))
     return 0

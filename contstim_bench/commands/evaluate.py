@@ -27,8 +27,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         model={"default": DEFAULT_MODEL, "required": False,
                "help": f"model spec, e.g. hf-causal:gpt2, precomputed:roberta (default: {DEFAULT_MODEL})"},
         output={"required": False,
-                "help": "result JSON file to write (default: results/<model>.json in the current folder; "
-                        "with --benchmark: a folder, default results/<model>/)"},
+                "help": "where the results go, as on every command: a path ending in .json is one result file, "
+                        "anything else a folder receiving <identifier>.json per benchmark (default: "
+                        "results/<model>.json; with several benchmarks results/<model>/)"},
         device="device for model families that run a network (e.g. cpu, cuda)",
         dtype="weights dtype for model families that run a network (e.g. float32, bfloat16)",
         batch_size="batch size for model families that batch",
@@ -61,27 +62,26 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args) -> int:
     from ..api import evaluate_model
+    from ..driver import split_experiments
     from ..report import summary
     from ..report.contstim import summary_table
-    from ..results import default_output, default_plots_dir
+    from ..results import default_output
     from ..scoring.parallel import is_main_process
 
     benchmarks = list(args.benchmark or [])
-    rounds = [e for e in (args.experiment or []) if e not in ("main", "pll", "all")]
+    experiments, rounds = split_experiments(args.experiment)
     if rounds:
-        if benchmarks or len(rounds) < len(args.experiment):
+        if benchmarks:
             raise ValueError("a round is a benchmark of its own: give rounds alone (--experiment ROUND ... or "
-                             "--benchmark contstim.ROUND), not with main, pll, all or other benchmarks")
+                             "--benchmark contstim.ROUND), not with other benchmarks")
         benchmarks = [f"contstim.{r}" for r in rounds]
-        print(f"note: --experiment {' '.join(rounds)}: evaluated as --benchmark {' '.join(benchmarks)} "
-              f"(one result file per round in the output folder)", file=sys.stderr)
-        args.experiment = None
+        print(f"note: --experiment {' '.join(rounds)}: evaluated as --benchmark {' '.join(benchmarks)}",
+              file=sys.stderr)
+    elif benchmarks and args.experiment:
+        raise ValueError("--benchmark and --experiment exclude each other (contstim.pll is --experiment pll)")
     if benchmarks:
-        args.benchmark = benchmarks
-        if args.experiment:
-            raise ValueError("--benchmark and --experiment exclude each other (contstim.pll is --experiment pll)")
-        folder = Path(args.output) if args.output else default_output(args.model).with_suffix("")
-        results = evaluate_model(args.model, output=folder, benchmarks=args.benchmark, name=args.name,
+        output = Path(args.output) if args.output else default_output(args.model).with_suffix("")
+        results = evaluate_model(args.model, output=output, benchmarks=benchmarks, name=args.name,
                                  datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
                                  batch_size=args.batch_size, threads=args.threads, ties=args.ties,
                                  max_tokens_per_batch=args.max_tokens_per_batch)
@@ -89,9 +89,8 @@ def _run(args) -> int:
             print("\n\n".join(f"== {bid} ==\n{summary(r)}" for bid, r in results.items()))
         return 0
 
-    experiments = None if not args.experiment or "all" in args.experiment else args.experiment
     output = Path(args.output) if args.output else default_output(args.model)
-    plots = None if args.no_plots else Path(args.plots) if args.plots else default_plots_dir(output)
+    plots = None if args.no_plots else Path(args.plots) if args.plots else True
     result = evaluate_model(
         args.model, experiments, output, plots, name=args.name, datasets_dir=args.datasets,
         device=args.device, dtype=args.dtype, batch_size=args.batch_size, threads=args.threads,

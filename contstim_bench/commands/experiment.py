@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from ..experiment.limits import MAX_BODY_BYTES, MAX_PER_GROUP, SIGNUPS_PER_MINUTE
-from ._common import positive_int
+from ._common import add_run_args, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,8 +68,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--first", type=int, default=0, help="number of the first participant (default 0; to add "
                    "participants to a run)")
     m.add_argument("--datasets", default=None, help="folder of built datasets (for precomputed: models)")
-    m.add_argument("--device", default=None)
-    m.add_argument("--dtype", default=None)
+    add_run_args(m)
     m.set_defaults(func=_simulate)
 
     i = esub.add_parser("ingest", help="turn a response database into a new round of the contstim benchmark",
@@ -144,12 +143,14 @@ def _ingest(args) -> int:
 
 
 def _simulate(args) -> int:
+    from ..driver import set_threads
     from ..experiment.simulate import SimulationSettings, simulate
 
+    set_threads(args.threads)
     settings = SimulationSettings(noise=args.noise, catch_failure_rate=args.catch_failure_rate, seed=args.seed)
     run = simulate(args.url, args.participants, args.model, settings, first_index=args.first,
-                   datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
-                   log=lambda msg: print(msg, flush=True))
+                   datasets_dir=args.datasets, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+                   max_tokens_per_batch=args.max_tokens_per_batch, log=lambda msg: print(msg, flush=True))
     failed = sum(p.catch_failures for p in run.participants)
     print(f"{len(run.participants)} simulated participant(s) answered {sum(p.n_trials for p in run.participants)} "
           f"trials at {run.url} with {run.model} (noise {settings.noise} nats, {failed} catch trial(s) failed)")

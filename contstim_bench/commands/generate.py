@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from ._common import positive_int
+from ._common import add_run_args, positive_int
 
 from ._common import DATASETS_HELP
 
@@ -61,9 +61,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--search", choices=("lazy", "plain"), default="lazy",
                    help="lazy (default): causal LMs score candidates only as far as the ranking needs; plain: every "
                         "candidate with every model (slower; the same triplets)")
-    s.add_argument("--device", default=None, help="torch device (default: the process's accelerate device)")
-    s.add_argument("--dtype", default=None, help="model dtype (default float32)")
-    s.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
+    add_run_args(s, device="torch device (default: the process's accelerate device)")
     s.add_argument("--no-cache", action="store_true", help="do not use the on-disk score cache")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no per-attempt progress lines")
     s.add_argument("--datasets", default=None, help=DATASETS_HELP)
@@ -101,11 +99,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                         "some sentences only); without it such a sentence is an error that lists them")
     n.add_argument("--per-pair", type=int, default=10, metavar="K", help="pairs per model pair (default 10)")
     n.add_argument("--solver", choices=("cbc", "highs"), default="cbc")
-    n.add_argument("--device", default=None)
-    n.add_argument("--dtype", default=None)
-    n.add_argument("--batch-size", type=positive_int, default=None, help="sentences per forward pass (>= 1)")
-    n.add_argument("--max-tokens-per-batch", type=positive_int, default=None, metavar="N",
-                   help="hf-causal models: length-sorted batches of at most N padded tokens")
+    add_run_args(n)
     n.add_argument("--no-cache", action="store_true")
     n.add_argument("--quiet", action="store_true")
     n.add_argument("--datasets", default=None, help=DATASETS_HELP)
@@ -127,8 +121,7 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                    help="do not write OUTPUT/models (the targeted models' log-probabilities of every sentence of the "
                         "design, the reference panel of the benchmark round it becomes)")
     d.add_argument("--datasets", default=None, help=DATASETS_HELP)
-    d.add_argument("--device", default=None)
-    d.add_argument("--dtype", default=None)
+    add_run_args(d)
     d.add_argument("--no-cache", action="store_true")
     d.add_argument("--output", required=True, metavar="DIR")
     d.set_defaults(func=_design)
@@ -151,15 +144,19 @@ def _pairing_args(p: argparse.ArgumentParser) -> None:
 
 
 def _synthetic(args) -> int:
+    from ..driver import set_threads
     from ..generate.runner import synthesize
+
     from ..generate.synthetic import SearchSettings
+
+    set_threads(args.threads)
 
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold,
                               strategy=args.search)
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
                       seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
                       batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet,
-                      vocabulary_size=args.vocabulary_size, datasets_dir=args.datasets, candidates=args.candidates,
+                      max_tokens_per_batch=args.max_tokens_per_batch, vocabulary_size=args.vocabulary_size, datasets_dir=args.datasets, candidates=args.candidates,
                       references=args.references)
     if done is not None:  # process 0 of the run
         print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
@@ -186,8 +183,10 @@ def _select(args) -> int:
 
 
 def _natural(args) -> int:
+    from ..driver import set_threads
     from ..generate.natural_run import select_natural
 
+    set_threads(args.threads)
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
                           device=args.device, dtype=args.dtype, batch_size=args.batch_size,
                           use_cache=not args.no_cache, progress=not args.quiet,
@@ -205,13 +204,16 @@ def _natural(args) -> int:
 
 
 def _design(args) -> int:
+    from ..driver import set_threads
     from ..generate.design import design_experiment
 
+    set_threads(args.threads)
     design, folder = design_experiment(args.output, natural=args.natural, triplets=args.triplets, pool=args.pool,
                                        groups=args.groups, random_pairs=args.random_pairs,
                                        catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment,
                                        datasets_dir=args.datasets, score_models=not args.no_model_scores,
-                                       device=args.device, dtype=args.dtype, use_cache=not args.no_cache)
+                                       device=args.device, dtype=args.dtype, batch_size=args.batch_size,
+                                       max_tokens_per_batch=args.max_tokens_per_batch, use_cache=not args.no_cache)
     counts = design.groupby("trial_type").size().to_dict()
     print(f"wrote {folder} ({args.groups} groups, {len(design)} trials: {json.dumps(counts)})")
     return 0

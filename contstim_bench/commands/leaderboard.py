@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import existing_folder
+from ._common import add_run_args, existing_folder, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -89,14 +89,15 @@ def _add_rescore_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rescore-tolerance", type=float, default=1e-3,
                         help="absolute tolerance in nats per sentence when re-scoring (default 1e-3: batch size "
                              "and CPU move float32 log-probabilities by up to about 1.4e-4)")
-    parser.add_argument("--device", help="device for re-scoring (e.g. cpu, cuda)")
+    add_run_args(parser, device="device for re-scoring (e.g. cpu, cuda)",
+                 dtype="weights dtype for re-scoring (default: the dtype each result records)")
 
 
 def _validate(args) -> int:
     from ..leaderboard.validate import validate_and_rescore
 
     checked = validate_and_rescore(args.files, args.results, args.datasets, rescore_models=args.rescore,
-                                   tolerance=args.rescore_tolerance, device=args.device,
+                                   tolerance=args.rescore_tolerance, options=run_options(args),
                                    log=lambda m: print(m, file=sys.stderr))
     for c in checked:
         if c.ok:
@@ -128,7 +129,7 @@ def _build(args) -> int:
     from ..leaderboard.site import build_site
 
     out = build_site(args.results, args.out, validate=not args.no_validate, datasets_dir=args.datasets,
-                     rescore=args.rescore, tolerance=args.rescore_tolerance, device=args.device)
+                     rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args))
     print(f"wrote {out / 'index.html'}")
     return 0
 
@@ -146,7 +147,7 @@ def _push(args) -> int:
         datasets_dir=args.datasets,
         rescore=args.rescore,
         tolerance=args.rescore_tolerance,
-        device=args.device,
+        options=run_options(args),
     )
     print(f"pushed {args.results} to {url}")
     return 0

@@ -37,7 +37,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
-    from ..api import set_threads
+    from ..driver import set_threads
     from ..scorefile import score_file
 
     set_threads(args.threads)

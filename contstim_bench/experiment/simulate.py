@@ -174,7 +174,8 @@ def run_participant(client: ApiClient, chooser: Chooser, external_id: str) -> Si
 
 def simulate(url: str, participants: int, model, settings: SimulationSettings | None = None, *,
              first_index: int = 0, datasets_dir=None, device=None, dtype=None, batch_size: int | None = None,
-             cache=None, log: Callable[[str], None] | None = None) -> SimulationRun:
+             max_tokens_per_batch: int | None = None, cache=None,
+             log: Callable[[str], None] | None = None) -> SimulationRun:
     """Run ``participants`` simulated participants (numbers ``first_index`` ..) against the
     experiment served at ``url``, their choices following ``model`` (a model spec or a ready
     log-probability scorer); see the module docstring.  RuntimeError names a server that cannot
@@ -190,7 +191,8 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
     client.call("GET", "api/config")  # fail early, before loading the model
     if isinstance(model, str):
         scorer = load_scorer(model, ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache,
-                                                   progress=False), device=device, dtype=dtype)
+                                                   progress=False, max_tokens_per_batch=max_tokens_per_batch),
+                             device=device, dtype=dtype)
     else:
         scorer = model
     scorer = require_logprobs(scorer, "a simulated participant")

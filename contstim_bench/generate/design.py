@@ -267,7 +267,7 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
                       random_pairs: int = 9, catch_trials: int = 12, seed: int = 0,
                       experiment: str = "generated", datasets_dir: str | os.PathLike | None = None,
                       score_models: bool = True, device=None, dtype=None, batch_size: int | None = None,
-                      use_cache: bool = True, log=None) -> tuple[pd.DataFrame, Path]:
+                      max_tokens_per_batch: int | None = None, use_cache: bool = True, log=None) -> tuple[pd.DataFrame, Path]:
     """Build the trial lists from the outputs of ``generate natural`` (``natural``) and/or
     ``generate select`` (``triplets``) and random/catch sentences of ``pool`` (default: the
     held-out ``start`` part of the contstim synthesis pool), and write them as ``output``/design;
@@ -297,6 +297,7 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
         found = collect_specs(natural, triplet_rows, triplets)
         specs = {name: found.get(name, {"spec": None, "role": None}) for name in design_model_names(design)}
         logprobs = score_sentences(design_sentences(design), specs, datasets_dir=datasets_dir, device=device,
-                                   dtype=dtype, batch_size=batch_size, use_cache=use_cache, log=log)
+                                   dtype=dtype, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
+                                   use_cache=use_cache, log=log)
         write_models_dataset(specs, logprobs, Path(output))
     return design, folder

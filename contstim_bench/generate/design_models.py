@@ -100,17 +100,21 @@ def design_sentences(design: pd.DataFrame) -> list[str]:
 
 
 def score_sentences(sentences: Sequence[str], specs: dict[str, dict], *, datasets_dir=None, device=None,
-                    dtype=None, batch_size: int | None = None, use_cache: bool = True, progress: bool = False,
+                    dtype=None, batch_size: int | None = None, max_tokens_per_batch: int | None = None,
+                    use_cache: bool = True, progress: bool = False,
                     log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """``sentence`` plus one float64 column per model with a spec: natural-log probabilities,
     NaN where a lookup model (``precomputed:``) has no value.  Models without a spec are left
-    out."""
+    out.  Under a launcher the sentences are split across the processes
+    (:func:`contstim_bench.scoring.parallel.data_parallel`)."""
     from ..scoring.base import ScoreCache
     from ..scoring.protocols import SentenceLookup
     from ..scoring.registry import ScoringContext, load_scorer
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size,
+    from ..scoring.parallel import data_parallel
+
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
                              cache=ScoreCache() if use_cache else False, progress=progress)
     sentences = list(sentences)
     frame = pd.DataFrame({"sentence": sentences})
@@ -122,7 +126,8 @@ def score_sentences(sentences: Sequence[str], specs: dict[str, dict], *, dataset
         have = (np.asarray(scorer.can_score(sentences), dtype=bool) if isinstance(scorer, SentenceLookup)
                 else np.ones(len(sentences), dtype=bool))
         if have.any():
-            values[have] = np.asarray(scorer.score([s for s, h in zip(sentences, have) if h]), dtype=np.float64)
+            with data_parallel():
+                values[have] = np.asarray(scorer.score([s for s, h in zip(sentences, have) if h]), dtype=np.float64)
         frame[name] = values
         log(f"design: {name} scores {int(have.sum())} of {len(sentences)} sentences")
     return frame

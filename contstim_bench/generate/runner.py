@@ -325,10 +325,11 @@ def recorded_fingerprints(plan: RunPlan) -> dict[str, tuple[str, str]]:
     return found
 
 
-def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None):
+def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None, max_tokens_per_batch=None):
     from contstim_bench.scoring.registry import ScoringContext, load_scorer
 
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=False)
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=False,
+                             max_tokens_per_batch=max_tokens_per_batch)
 
     def load(spec: str):
         return load_scorer(spec, context, device=device, dtype=dtype)
@@ -337,7 +338,7 @@ def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None):
 
 
 def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-        loader=None) -> Path | None:
+        loader=None, max_tokens_per_batch: int | None = None) -> Path | None:
     """Run (or resume) ``plan`` on this process's shard; process 0 writes the triplet dataset and
     returns its folder (other processes return None).  ``loader``: spec -> scorer (default:
     :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype)."""
@@ -369,7 +370,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
         from contstim_bench.scoring.base import ScoreCache
 
         loader = _load_scorer_factory(device, plan.record["dtype"], batch_size, ScoreCache() if use_cache else False,
-                                      plan.datasets_dir)
+                                      plan.datasets_dir, max_tokens_per_batch)
     models = _ModelPool(plan.models, loader, recorded)
 
     bar = progress_bar(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress))
@@ -463,6 +464,7 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, st
                pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
                settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
                batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
+               max_tokens_per_batch: int | None = None,
                datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None,
                candidates: str | Sequence[str] | None = None,
                references: str | Sequence[str] | None = None) -> SyntheticRun | None:
@@ -473,7 +475,8 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, st
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
                     settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir,
                     vocabulary_size=vocabulary_size, candidates=candidates, references=references)
-    folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress)
+    folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress,
+                 max_tokens_per_batch=max_tokens_per_batch)
     if folder is None:
         return None
     frame = read_triplets(folder)

@@ -179,16 +179,14 @@ def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | No
 
 def evaluate_spec(spec: str, datasets_dir=None) -> str:
     """Run the evaluation of a model spec on the server (only where the maintainer enabled it)."""
-    from ..scoring.registry import load_scorer
-    from ..benchmarks.contstim import evaluate_scorer
+    from ..driver import evaluate
     from ..report.contstim import summary_table
 
     spec = (spec or "").strip()
     if not spec:
         return "**Refused**: no model spec given."
     try:
-        scorer = load_scorer(spec, datasets_dir=datasets_dir)
-        result = evaluate_scorer(scorer, experiments=["pll"], datasets_dir=datasets_dir)
+        result = evaluate(spec, ["contstim.pll"], datasets_dir=datasets_dir, log=lambda m: None)["contstim.pll"]
     except (ValueError, FileNotFoundError, RuntimeError) as exc:  # a KeyError is a bug: not caught
         return f"**Evaluation failed**: {type(exc).__name__}: {exc}"
     return "```\n" + summary_table(result) + "\n```"

@@ -34,7 +34,7 @@ UNVERIFIED_NOTE = (
 
 
 def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets_dir=None, rescore: bool = True,
-                 tolerance: float = RESCORE_TOLERANCE, device=None, log=None) -> list[Checked]:
+                 tolerance: float = RESCORE_TOLERANCE, options=None, log=None) -> list[Checked]:
     """Every ``*.json`` of ``results_dir`` (sorted by file name), validated and, with ``rescore``,
     verified (:func:`.validate.validate_and_rescore`).
 
@@ -52,7 +52,7 @@ def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets
         return [Checked(str(p), load_file(p), verification="unverified: the results were not validated (`leaderboard build --no-validate`)")
                 for p in paths]
     checked = validate_and_rescore(paths, datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
-                                   device=device, log=log)
+                                   options=options, log=log)
     bad = [c for c in checked if not c.ok]
     if bad:
         problems = [f"{Path(c.source).name}: {p}" for c in bad for p in c.problems]

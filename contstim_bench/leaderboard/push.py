@@ -61,11 +61,11 @@ Load the table with `datasets.load_dataset("{repo_id}", "leaderboard")`.
 
 
 def stage(results_dir: str | os.PathLike, repo_id: str, out_dir: str | os.PathLike, validate: bool = True, datasets_dir=None,
-          rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, device=None) -> Path:
+          rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, options=None) -> Path:
     """Write the repository's content (card, CSV, results/) into ``out_dir``; returns it.
     Entries are validated and verified by :func:`.policy.load_entries`."""
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                           tolerance=tolerance, device=device)
+                           tolerance=tolerance, options=options)
     loaded = [(Path(c.source), c.result) for c in entries]
     out = Path(out_dir)
     (out / "results").mkdir(parents=True, exist_ok=True)
@@ -89,7 +89,7 @@ def push_results(
     api=None,
     rescore: bool = True,
     tolerance: float = RESCORE_TOLERANCE,
-    device=None,
+    options=None,
 ) -> str:
     """Create (if needed) dataset repo ``repo_id`` and upload the staged results in one commit.
 
@@ -105,7 +105,7 @@ def push_results(
         api = HfApi(endpoint=endpoint, token=token)
     with tempfile.TemporaryDirectory(prefix="contstim-push-") as tmp:
         folder = stage(results_dir, repo_id, tmp, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                       tolerance=tolerance, device=device)
+                       tolerance=tolerance, options=options)
         n_files = len(list((folder / "results").glob("*.json")))
         try:
             url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)

@@ -34,7 +34,8 @@ from .. import names
 from .._version import __version__
 from .identity import display_name, identity
 from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, VERIFIED_TITLE, grouped_matrices, grouped_rows, load_entries
-from .table import COLUMNS, SHOWN_DIGITS, overview_rows, panels, rows_to_csv
+from ..analysis.ranking import SHOWN_DIGITS
+from .table import COLUMNS, overview_rows, panels, rows_to_csv
 from .validate import RESCORE_TOLERANCE, ValidationError, load_file, validate_files
 
 STATIC = Path(__file__).with_name("static")
@@ -185,7 +186,8 @@ def _breakable(name: str) -> str:
 
 
 def _rank_text(row: dict) -> str:
-    return f'={row["rank"]}' if row.get("tied") else str(row["rank"])
+    """The rank as every door shows it (``N``, ``=N``, or a dash when not ranked)."""
+    return "&ndash;" if row.get("rank") is None else E(row["rank_text"])
 
 
 def _ranking_table(rows: list[dict], pages: dict[str, str], kind: str = "verified") -> str:
@@ -206,10 +208,12 @@ def _ranking_table(rows: list[dict], pages: dict[str, str], kind: str = "verifie
     for r in rows:
         page = pages[r["identity"]]
         tied = ' title="tied: equal accuracy at the shown precision"' if r.get("tied") else ""
+        why = f'<span class="not-ranked">not ranked: {E(r["not_ranked"])}</span>' if r.get("not_ranked") else ""
+        rank_value = r["rank"] if r.get("rank") is not None else 10**6
         cells = [
-            cell("rank", f'<td data-value="{r["rank"]}"{tied}>{_rank_text(r)}</td>'),
-            cell("model", _td(r["model"], f'<a href="models/{E(page)}.html" title="{E(r["spec"])}">{_breakable(r["model"])}</a>',
-                              "text model")),
+            cell("rank", f'<td data-value="{rank_value}"{tied}>{_rank_text(r)}</td>'),
+            cell("model", _td(r["model"], f'<a href="models/{E(page)}.html" title="{E(r["spec"])}">{_breakable(r["model"])}</a>'
+                                          f'{why}', "text model")),
             cell("selection", _td(r["selection"], cls="text")),
             cell("n_units", _td(r["n_units"])),
             cell("accuracy", _td(r["accuracy"], _num(r["accuracy"]))),
@@ -280,24 +284,23 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
         unverified = [r for r in panel_rows if not r.get("verified", True)]
         parts = [f'<section class="panel" id="{pid}"><h2>Experiment {E(exp)} &middot; {E(cond)}</h2>']
         if verified:
-            parts.append(
-                f'<h3 class="verified">{E(VERIFIED_TITLE)}</h3>'
-                f'<p class="note">{_leaders_note(verified)} {len(verified)} models.</p>\n' + _ranking_table(verified, pages)
-            )
+            parts.append(f'<h3 class="verified">{E(VERIFIED_TITLE)}</h3>' + _group_tables(verified, pages))
         else:
             parts.append('<p class="note">No verified model in this panel.</p>')
         if unverified:
             parts.append(
                 f'<h3 class="unverified">{E(UNVERIFIED_TITLE)}</h3>'
-                f'<p class="note unverified">{E(UNVERIFIED_NOTE)} {len(unverified)} models.</p>\n'
-                + _ranking_table(unverified, pages, "unverified")
+                f'<p class="note unverified">{E(UNVERIFIED_NOTE)}</p>\n' + _group_tables(unverified, pages, "unverified")
             )
         sections.append("\n".join(parts) + "</section>")
     body = (
         _overview_table(rows, pages) + "\n"
         '<div class="controls"><label for="panel-select">Experiment / condition:</label>'
         f'<select id="panel-select">{"".join(options)}<option value="*">all panels</option></select></div>\n'
-        f'<p class="note">Click a column header to sort. Ranks by accuracy; models equal to {SHOWN_DIGITS} decimals '
+        f'<p class="note">Click a column header to sort. Ranks by accuracy, like for like only: models evaluated on '
+        "every trial of a condition among themselves, and models evaluated on the trials that target them (the paper's "
+        "reference models) among themselves; a model with degenerate predictions (every pair a tie, or one presented "
+        f"sentence always preferred) is listed but not ranked (&ndash;). Models equal to {SHOWN_DIGITS} decimals "
         "share a rank (=N) and are listed by name. Accuracy: binarised agreement with each participant's "
         "choice, mean over participants; normalised = accuracy / lower noise ceiling; SRCS: signed-rank cosine "
         "similarity. p: two-sided Wilcoxon signed-rank test across participants, Benjamini-Hochberg adjusted "
@@ -308,10 +311,24 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
     return _page(TITLE, body)
 
 
+def _group_tables(rows: list[dict], pages: dict[str, str], kind: str = "verified") -> str:
+    """One ranking table per comparison group of a panel's rows (models are ranked only like for
+    like: :func:`contstim_bench.analysis.ranking.rank_models`), each with its leaders."""
+    groups = list(dict.fromkeys(r["comparison"] for r in rows))
+    parts = []
+    for group in groups:
+        sub = [r for r in rows if r["comparison"] == group]
+        head = f'<h4 class="comparison">Ranked among the models on {E(group)}</h4>' if len(groups) > 1 else ""
+        parts.append(f'{head}<p class="note">{_leaders_note(sub)} {len(sub)} models.</p>\n' + _ranking_table(sub, pages, kind))
+    return "\n".join(parts)
+
+
 def _leaders_note(panel_rows: list[dict]) -> str:
     """Who leads by accuracy: every model of rank 1 (tied ones named together, by name), and the
-    SRCS leader (the reference of the p vs leader tests)."""
+    SRCS leader (the reference of the p vs leader tests); why no model is ranked otherwise."""
     first = [r for r in panel_rows if r["rank"] == 1]
+    if not first:
+        return f"Not ranked: {E(panel_rows[0]['not_ranked'] or '')}."
     acc = _num(first[0]["accuracy"])
     if len(first) > 1:
         names = ", ".join(f"<b>{E(r['model'])}</b>" for r in first)
@@ -518,7 +535,7 @@ def build_site(
     log=None,
     rescore: bool = True,
     tolerance: float = RESCORE_TOLERANCE,
-    device=None,
+    options=None,
 ) -> Path:
     """Render the site of ``results_dir`` into ``out_dir``; returns ``out_dir``.
 
@@ -534,7 +551,7 @@ def build_site(
         raise ValueError(f"{out} exists, is not empty and is not a leaderboard site; choose another "
                          f"`contstim leaderboard build --out`")
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                           tolerance=tolerance, device=device, log=log)
+                           tolerance=tolerance, options=options, log=log)
     loaded = [(Path(c.source), c.result) for c in entries]
     status = {c.source: c for c in entries}
     results = [r for _, r in loaded]

@@ -17,8 +17,13 @@ For every experiment and condition (a *panel*) each model contributes one row:
   leader evaluated on the trials that target it, :func:`comparable`).
 
 Each model is scored on its own selection of trials (``selection``: a reference model on the
-trials that target it in controversial conditions), as in the paper's figures; the pairwise
-tests pair units (participants) shared by both selections.
+trials that target it in controversial conditions), as in the paper's figures, and ranked only
+like for like, by :func:`contstim_bench.analysis.ranking.rank_models` (the ranking of ``contstim
+evaluate``'s summary): a panel's rows fall into ``comparison`` groups (models on every trial of
+the condition; models each on the trials that target it; another ties convention), each ranked
+on its own, and a model with degenerate predictions or alone in its group is listed with
+``rank`` None and the reason in ``not_ranked``.  The pairwise tests pair units (participants)
+shared by both selections, within a group.
 
 :func:`pairwise_matrix` gives, per panel and measure, the BH-adjusted p-value of every pair of
 models (one BH family per panel and measure).
@@ -29,9 +34,9 @@ import math
 from collections.abc import Sequence
 
 import pandas as pd
-from scipy.stats import rankdata
-
+from ..analysis.accuracy import DEFAULT_TIES
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
+from ..analysis.ranking import SHOWN_DIGITS, comparison_group, rank_models, rank_text, shown
 from ..schema import TRIAL_TYPES
 from ..spreadsheet import safe_cell
 from .identity import display_name, identity
@@ -39,13 +44,16 @@ from .validate import model_key
 
 MEASURES = ("accuracy", "srcs")
 CONDITION_ORDER = TRIAL_TYPES + ("all",)
-SHOWN_DIGITS = 3
-"""Decimals the leaderboard shows; accuracies equal at this precision share a rank."""
 
 COLUMNS = {
-    "rank": f"rank by accuracy within the panel (1 = best); accuracies equal to {SHOWN_DIGITS} decimals share "
-            "the best of their ranks",
+    "rank": f"rank by accuracy within the panel's comparison group (1 = best); accuracies equal to {SHOWN_DIGITS} "
+            "decimals share the best of their ranks; empty when not ranked (see not_ranked)",
     "tied": "True when the rank is shared (shown as =N); tied models are listed by name",
+    "rank_text": "the rank as every door shows it: N, =N (shared) or - (not ranked)",
+    "comparison": "the like-for-like group the model is ranked in: all trials of the condition, or each model on "
+                  "the trials that target it (and the ties convention when not half)",
+    "not_ranked": "why the model is not ranked: degenerate predictions, or no other model in its comparison group",
+    "ties": "what a model tie scores in the accuracy: half, miss or hit",
     "model": "model name (the spec's target for a model named by its spec: a folder by its last component)",
     "revision": "model revision (scorer fingerprint), first 12 characters",
     "spec": "model spec the result was computed with",
@@ -95,35 +103,27 @@ def _label(result: dict) -> str:
     return display_name(result)
 
 
-def shown(value: float) -> float:
-    """``value`` as the leaderboard shows it (:data:`SHOWN_DIGITS` decimals)."""
-    return float(f"{value:.{SHOWN_DIGITS}f}")
+def ties_of(result: dict) -> str:
+    """The result's ties convention (``analysis.ties``; ``half`` when absent)."""
+    return result.get("analysis", {}).get("ties", DEFAULT_TIES)
 
 
-def shared_ranks(values: list[float]) -> tuple[list[int], list[bool]]:
-    """(rank, tied) of each value, highest first, comparing values as shown: equal shown values
-    share the best of their ranks (1, =2, =2, 4)."""
-    rounded = [shown(v) for v in values]
-    rank = rankdata([-v for v in rounded], method="min")
-    counts = {v: rounded.count(v) for v in rounded}
-    return [int(r) for r in rank], [counts[v] > 1 for v in rounded]
+def group_of(result: dict, entry: dict) -> str:
+    """The like-for-like group of one model's entry (:func:`.ranking.comparison_group`)."""
+    return comparison_group(entry.get("selection", ""), ties_of(result))
 
 
-def comparable(a: dict, b: dict) -> bool:
-    """Whether two models' entries of one condition compare like for like: both evaluated on every
-    trial of the condition (the same trials), or both on the trials that target each of them (the
-    paper's own selections).  A model on all trials against one on its own targeted trials is not
-    (different trial sets): the result files' ``head_to_head`` compares such models instead."""
-    return (a.get("selection") == "all") == (b.get("selection") == "all")
-
-
-def _vs_leader(entries: list[tuple[dict, dict]], measure: str) -> tuple[str, list[float | None]]:
+def _vs_leader(entries: list[tuple[dict, dict]], measure: str) -> tuple[str | None, list[float | None]]:
+    """(the leader of the entries by ``measure``, the BH-adjusted p of every other entry against
+    it); ``entries`` are one comparison group's ranked models (None leader when there are none)."""
+    if not entries:
+        return None, []
     other = "srcs" if measure == "accuracy" else "accuracy"
     best = max(range(len(entries)), key=lambda i: (entries[i][1][measure], entries[i][1][other], -i))
     leader = entries[best][1]
     raw, idx = [], []
     for i, (r, e) in enumerate(entries):
-        if i == best or not comparable(e, leader):
+        if i == best:
             continue
         x, y = paired(_series(e, measure), _series(leader, measure), f"{_label(r)} vs leader")
         raw.append(wilcoxon_p(x, y))
@@ -137,19 +137,32 @@ def _vs_leader(entries: list[tuple[dict, dict]], measure: str) -> tuple[str, lis
 
 def ranking_rows(results: Sequence[dict]) -> list[dict]:
     """One row per (experiment, condition, model) with the columns of :data:`COLUMNS` (and
-    ``identity``, the model's :func:`.identity.identity`), ranked by accuracy as shown: models
-    equal to :data:`SHOWN_DIGITS` decimals share a rank (``tied``) and are listed by name."""
+    ``identity``, the model's :func:`.identity.identity`), ranked by accuracy as shown within its
+    comparison group (:func:`contstim_bench.analysis.ranking.rank_models`): models equal to
+    :data:`SHOWN_DIGITS` decimals share a rank (``tied``) and are listed by name; the p-values
+    against the leader are computed within the group."""
     rows = []
     for exp, cond in panels(results):
         entries = _entries(results, exp, cond)
-        leaders = {m: _vs_leader(entries, m) for m in MEASURES}
-        rank, tied = shared_ranks([e["accuracy"] for _, e in entries])
+        ranks = rank_models([e for _, e in entries], "accuracy", [ties_of(r) for r, _ in entries])
+        leaders: dict[tuple[str, str], tuple[str | None, dict[int, float | None]]] = {}
+        for group in dict.fromkeys(rk.group for rk in ranks):
+            members = [i for i, rk in enumerate(ranks) if rk.group == group and rk.rank is not None]
+            for m in MEASURES:
+                leader, ps = _vs_leader([entries[i] for i in members], m)
+                leaders[(group, m)] = (leader, dict(zip(members, ps)))
         for i, (r, e) in enumerate(entries):
             acc_lower = e["accuracy_noise_ceiling"]["lower"]
+            rk = ranks[i]
+            acc_leader, acc_p = leaders[(rk.group, "accuracy")]
+            srcs_leader, srcs_p = leaders[(rk.group, "srcs")]
             rows.append(
                 {
-                    "rank": rank[i],
-                    "tied": tied[i],
+                    "rank": rk.rank,
+                    "tied": rk.tied,
+                    "rank_text": rank_text(rk, with_count=False),
+                    "comparison": rk.group,
+                    "not_ranked": rk.reason,
                     "model": _label(r),
                     "identity": identity(r),
                     "revision": model_key(r)[1][:12],
@@ -158,6 +171,7 @@ def ranking_rows(results: Sequence[dict]) -> list[dict]:
                     "experiment": exp,
                     "condition": cond,
                     "selection": e.get("selection", ""),
+                    "ties": ties_of(r),
                     "n_units": e.get("n_units"),
                     "n_trials": e.get("n_trials"),
                     "accuracy": e["accuracy"],
@@ -169,14 +183,15 @@ def ranking_rows(results: Sequence[dict]) -> list[dict]:
                     "srcs_ceiling_upper": e["srcs_noise_ceiling"]["upper"],
                     "p_accuracy_vs_ceiling": e["p_vs_lower_ceiling"]["accuracy"],
                     "p_srcs_vs_ceiling": e["p_vs_lower_ceiling"]["srcs"],
-                    "accuracy_leader": leaders["accuracy"][0],
-                    "p_accuracy_vs_leader": leaders["accuracy"][1][i],
-                    "srcs_leader": leaders["srcs"][0],
-                    "p_srcs_vs_leader": leaders["srcs"][1][i],
+                    "accuracy_leader": acc_leader if rk.rank is not None else None,
+                    "p_accuracy_vs_leader": acc_p.get(i),
+                    "srcs_leader": srcs_leader if rk.rank is not None else None,
+                    "p_srcs_vs_leader": srcs_p.get(i),
                 }
             )
-    rows.sort(key=lambda row: (row["experiment"], _condition_sort_key(row["condition"]), row["rank"],
-                               row["model"].casefold(), row["model"]))
+    group_order = {g: k for k, g in enumerate(dict.fromkeys(row["comparison"] for row in rows))}
+    rows.sort(key=lambda row: (row["experiment"], _condition_sort_key(row["condition"]), group_order[row["comparison"]],
+                               row["rank"] is None, row["rank"] or 0, row["model"].casefold(), row["model"]))
     return rows
 
 
@@ -185,8 +200,8 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
 
     Models are ordered by decreasing mean ``measure``; ``p[i][j]`` is the BH-adjusted two-sided
     Wilcoxon p-value of model i vs model j over shared units (one family: every pair of the
-    panel that compares like for like, :func:`comparable`; ``None`` on the diagonal and for the
-    pairs that do not); ``delta[i][j]`` = mean over shared units of i minus j.
+    panel in the same comparison group, :func:`group_of`; ``None`` on the diagonal and for the
+    pairs that are not); ``delta[i][j]`` = mean over shared units of i minus j.
     """
     if measure not in MEASURES:
         raise ValueError(f"unknown measure {measure!r}; known: {', '.join(MEASURES)}")
@@ -196,7 +211,8 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
     entries.sort(key=lambda re: -re[1][measure])
     n = len(entries)
     pairs = [(i, j) for i in range(n) for j in range(i + 1, n)]
-    pairs = [(i, j) for i, j in pairs if comparable(entries[i][1], entries[j][1])]
+    groups = [group_of(r, e) for r, e in entries]
+    pairs = [(i, j) for i, j in pairs if groups[i] == groups[j]]
     raw, deltas = [], []
     for i, j in pairs:
         x, y = paired(_series(entries[i][1], measure), _series(entries[j][1], measure), "pairwise")

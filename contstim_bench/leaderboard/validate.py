@@ -460,23 +460,27 @@ margin within which the synthetic search also treats values as equal
 needs to move a result."""
 
 
-def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, device=None) -> list[str]:
+def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None) -> list[str]:
     """Re-score the submission's ``model.spec`` here and compare with its log-probabilities
     (problems when they differ; errors of loading or running the model propagate).
 
-    It loads the model named by the spec, with the result's ``model.dtype`` when it names one (the
-    spec is parsed by the scorer registry; nothing from the file is executed, and no scorer of the
-    registry runs a model's own code).  Scores come from the score cache when this model (same
+    It scores through the one driver (:func:`contstim_bench.driver.score_sentences`) the model
+    named by the spec, with the result's ``model.dtype`` when it names one (the spec is parsed by
+    :mod:`contstim_bench.scoring.spec`; nothing from the file is executed, and no scorer of the
+    registry runs a model's own code), with the model options of ``options``
+    (:class:`contstim_bench.driver.RunOptions`: device, threads, batch sizes; its dtype, when set,
+    replaces the result's).  Scores come from the score cache when this model (same
     content fingerprint) scored them before.
     """
-    from ..scoring.registry import load_scorer
+    from ..driver import RunOptions, score_sentences
 
     spec = result["model"]["spec"]
     dtype = result["model"].get("dtype")
-    scorer = load_scorer(spec, datasets_dir=datasets_dir, device=device, dtype=dtype if isinstance(dtype, str) else None,
-                         progress=False)
+    options = options or RunOptions()
+    options = RunOptions(**{**options.__dict__, "progress": False,
+                            "dtype": options.dtype or (dtype if isinstance(dtype, str) else None)})
     sentences = list(result["logprobs"])
-    values = scorer.score(sentences)
+    values = score_sentences(spec, sentences, options, datasets_dir=datasets_dir, what="re-scoring")
     off = [(s, float(v)) for s, v in zip(sentences, values) if not abs(float(v) - result["logprobs"][s]) <= tolerance]
     if not off:
         return []
@@ -511,7 +515,7 @@ def unpinned_hub_model(spec: str) -> str | None:
     return target
 
 
-def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, device=None) -> Checked:
+def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None) -> Checked:
     """Re-score one valid result from its model spec (:func:`rescore`) and record the outcome on
     ``checked``: verified when every log-probability matches; refused (a problem added) when one
     differs; unverified, with the reason, when the spec cannot be loaded or run here, or names a
@@ -527,7 +531,7 @@ def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLER
                                 f"`contstim evaluate --model '{pinned}'` so that re-scoring loads the same weights")
         return checked
     try:
-        problems = rescore(checked.result, datasets_dir, tolerance, device=device)
+        problems = rescore(checked.result, datasets_dir, tolerance, options=options)
     except Exception as exc:  # noqa: BLE001 - whatever the spec does, the other files go on
         reason = str(exc).splitlines()[0] if str(exc) else ""
         reason = reason if len(reason) <= 300 else reason[:297] + "..."
@@ -549,7 +553,7 @@ def validate_and_rescore(
     datasets_dir=None,
     rescore_models: bool = True,
     tolerance: float = RESCORE_TOLERANCE,
-    device=None,
+    options=None,
     log=None,
 ) -> list[Checked]:
     """:func:`validate_files`, then, with ``rescore_models`` (the default), :func:`verify` every
@@ -563,7 +567,7 @@ def validate_and_rescore(
         if rescore_models:
             if log is not None:
                 log(f"leaderboard: re-scoring {c.source} from {c.result['model']['spec']!r} ...")
-            verify(c, datasets_dir, tolerance, device=device)
+            verify(c, datasets_dir, tolerance, options=options)
         else:
             c.verification = "unverified: re-scoring was skipped (`leaderboard validate --no-rescore`)"
     return checked

@@ -1,7 +1,9 @@
 """Terminal summary of a contstim result: :func:`summary_table` (reads a result, computes no score)."""
 from __future__ import annotations
 
+from ..analysis.accuracy import DEFAULT_TIES
 from ..analysis.inference import ALPHA
+from ..analysis.ranking import Ranked, rank_models, rank_text
 from ..benchmarks.base import short_reason
 
 
@@ -25,24 +27,18 @@ def _winner(better: str | None, model: str, significant: bool) -> str:
     return word + ("*" if significant else "")
 
 
-def rank_among_references(result: dict, experiment: str, condition: str, measure: str) -> tuple[int, int] | None:
-    """(rank of the model by mean ``measure`` among the models of the panel it compares with like
-    for like, number of those models); 1 is best, ties share the better rank.
-
-    A model evaluated on every trial of the condition is ranked among the models evaluated on
-    every trial (the same trials); a model evaluated on the trials that target it among the other
-    targeted models (each on its own selection, as the paper's figures rank them).  None without a
-    ``panels`` section or when no other model compares like for like."""
+def rank_among_references(result: dict, experiment: str, condition: str, measure: str) -> Ranked | None:
+    """The model's place by mean ``measure`` among the models of the panel, like for like
+    (:func:`contstim_bench.analysis.ranking.rank_models`, the ranking every door uses: a model
+    on every trial among the models on every trial, a targeted model among the other targeted
+    models; degenerate predictions are never ranked).  None without a ``panels`` section."""
     panel = result.get("panels", {}).get(experiment, {}).get(condition)
     if not panel:
         return None
-    models = panel["models"]
-    me = models[result["model"]["name"]]
-    untargeted = me["selection"] == "all"
-    peers = [b for b in models.values() if (b["selection"] == "all") == untargeted]
-    if len(peers) < 2:
-        return None
-    return 1 + sum(b[measure] > me[measure] for b in peers), len(peers)
+    names = list(panel["models"])
+    ties = result.get("analysis", {}).get("ties", DEFAULT_TIES)
+    ranks = rank_models([panel["models"][n] for n in names], measure, [ties] * len(names))
+    return ranks[names.index(result["model"]["name"])]
 
 
 def _head_to_head_line(other: str, h: dict, name: str) -> str:
@@ -110,6 +106,10 @@ def summary_table(result: dict) -> str:
     ties = result.get("analysis", {}).get("ties", "half")
     if ties != "half":
         lines.append(f"model ties (equal log-probabilities) count as a {ties} in the accuracy (contstim evaluate --ties {ties})")
+    for exp, conds in result["experiments"].items():
+        why = next(iter(conds.values())).get("degenerate")
+        if why:
+            lines.append(f"DEGENERATE predictions on {exp}: {why}; the model is not ranked")
     header = (
         f"{'condition':<28} {'selection':<16} {'units':>5} {'trials':>6} | "
         f"{'accuracy':>9} {'ceiling':>13} {'p(LB)':>8} {'rank':>5} | "
@@ -121,7 +121,8 @@ def summary_table(result: dict) -> str:
             "",
             f"experiment {exp} (units: {first['unit']}s; p(LB): two-sided Wilcoxon vs the lower noise "
             f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; rank: among the "
-            "models evaluated on the same trials, or each on the trials that target it; '-': no such model)",
+            "models evaluated on the same trials, or each on the trials that target it; =N: shared at 3 decimals; "
+            "'-': no such model, or degenerate predictions)",
             header,
             "-" * len(header),
         ]
@@ -133,7 +134,7 @@ def summary_table(result: dict) -> str:
                 ceiling = f"{c['lower']:.3f}-{c['upper']:.3f}"
                 cells.append(
                     f"{e[m]:>6.3f}{_marks(p, e[m], c['lower']):<3} {ceiling:>{width}} {_fmt_p(p):>8} "
-                    f"{(f'{rank[0]}/{rank[1]}' if rank else '-'):>5}"
+                    f"{(rank_text(rank) if rank else '-'):>5}"
                 )
             lines.append(
                 f"{key:<28} {e['selection']:<16} {e['n_units']:>5} {e['n_trials']:>6} | "

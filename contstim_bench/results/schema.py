@@ -19,7 +19,7 @@ from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accur
 The contstim result in detail (``format_version`` is the schema version)::
 
         {
-          "format": "contstim-bench-result", "format_version": 2,
+          "format": "contstim-bench-result", "format_version": 3,
           "model": {"spec", "name", "method", "fingerprint", "dtype", "device", ...},  # scorer.describe()
           "benchmark": {"dataset": "contstim", "dataset_fingerprint", "package_version"},
           "analysis": {"ties": "half"},                                  # conventions used
@@ -53,11 +53,13 @@ from ..analysis.selection import CONDITION_KEYS
 from ..schema import EXPERIMENTS
 
 FORMAT = "contstim-bench-result"
-FORMAT_VERSION = 2
-"""Version 2 (head-to-head comparisons, the paper's separate test families, ``analysis.ties``):
-version-1 files adjusted every p of a condition in one family and compared models on different
-trial sets, so they are not read as version 2."""
-SUPPORTED_FORMAT_VERSIONS = (2,)
+FORMAT_VERSION = 3
+"""Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
+presented position is never ranked).  Version 2 added head-to-head comparisons, the paper's
+separate test families and ``analysis.ties``; version-1 files adjusted every p of a condition in
+one family and compared models on different trial sets.  An older file is not read as the
+current version: re-evaluate the model (its scores come from the score cache)."""
+SUPPORTED_FORMAT_VERSIONS = (3,)
 FORMATS: dict[str, dict] = {
     FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
              "sections": ("experiments", "logprobs")},
@@ -164,6 +166,7 @@ def _check_block(e: dict, path: str, problems: _Problems) -> None:
             for bound in ("lower", "upper"):
                 _check_range(_field(ceiling, bound, "number", cpath, problems), lo, 1.0, f"{cpath}.{bound}", problems)
                 _check_by_unit(ceiling, f"{bound}_by_unit", n_units, lo, 1.0, cpath, problems)
+    _field(e, "degenerate", "str?", path, problems)
     for key in ("p_vs_lower_ceiling", "p_vs_lower_ceiling_uncorrected"):
         ps = _field(e, key, dict, path, problems)
         if ps is not None:

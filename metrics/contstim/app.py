@@ -29,24 +29,35 @@ EXAMPLE = [
 ]
 
 
-def _cast(kind: str, value):
-    if kind.startswith("float"):
-        return float(value)
-    if kind.startswith("int"):
-        return int(float(value))
-    return "" if value is None else str(value)
+def _raw(value):
+    """A table cell as the user entered it, for the metric to validate: numpy scalars become the
+    Python number they hold, an empty cell None; nothing is rounded or truncated (the metric
+    refuses a rating of 3.5 or 9 and names it)."""
+    if hasattr(value, "item"):
+        value = value.item()
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, float) and value != value:  # an empty numeric cell arrives as NaN
+        return None
+    return value
 
 
 def compute(table, model_name: str) -> str:
-    """The metric's result for the rows of ``table`` (one trial per row), as indented JSON."""
+    """The metric's result for the rows of ``table`` (one trial per row), as indented JSON; the
+    metric's own message (it validates every input) when the input is refused."""
     rows = table.values.tolist() if hasattr(table, "values") else list(table)
-    columns = {name: [_cast(KINDS[name], row[i]) for row in rows] for i, name in enumerate(FEATURES)}
-    return json.dumps(module.compute(model_name=model_name or "model", **columns), indent=1, default=float)
+    columns = {name: [_raw(row[i]) for row in rows] for i, name in enumerate(FEATURES)}
+    try:
+        out = module.compute(model_name=model_name or "model", **columns)
+    except (ValueError, TypeError) as exc:
+        raise gr.Error(str(exc)) from None
+    return json.dumps(out, indent=1, default=float)
 
 
 demo = gr.Interface(
     fn=compute,
-    inputs=[gr.Dataframe(headers=FEATURES, value=EXAMPLE, label="trials"),
+    inputs=[gr.Dataframe(headers=FEATURES, value=EXAMPLE, label="trials",
+                         datatype=["number" if KINDS[n].startswith(("float", "int")) else "str" for n in FEATURES]),
             gr.Textbox(value="m", label="model_name")],
     outputs=gr.Code(language="json", label=module.name),
     title=f"Metric: {module.name}",

@@ -10,7 +10,7 @@ import evaluate
 import pandas as pd
 
 from contstim_bench.analysis.evaluation import evaluate_log_ratios
-from contstim_bench.analysis.metric_inputs import check_metric_inputs
+from contstim_bench.analysis.metric_inputs import check_metric_inputs, metric_model_name
 from contstim_bench.citations import GOLAN_2023
 
 
@@ -48,8 +48,11 @@ Args:
     sentence1_accept_model, sentence1_reject_model, sentence2_accept_model,
     sentence2_reject_model (`list` of `str` or None): the model each sentence was optimised to be
         accepted / rejected by (None, "" or "-" = none).
-    model_name (`str`, optional): the evaluated model's name. A controversial condition evaluates
-        the model on the trials that target this name, or on all of its trials when none does.
+    model_name (`str`, optional): the evaluated model, by its spec or by the name `contstim
+        evaluate` gives it (`precomputed:roberta` and `roberta` are the same model; a spec such as
+        `smollm2-135m` becomes its canonical form `hf-causal:smollm2-135m`). A controversial
+        condition evaluates the model on the trials that target this name, or on all of its
+        trials when none does; a `precomputed:` name that no trial targets raises ValueError.
         Default "model".
     reference_predictions (`dict` of `str` to `list` of `float`, optional): per-trial log-ratios
         of reference models to compare with (each scored on its own selection; head-to-head on
@@ -191,6 +194,9 @@ class Contstim(evaluate.Metric):
                 "rating": references,
             }
         )
+        model_name = metric_model_name(
+            model_name, [*sentence1_accept_model, *sentence1_reject_model, *sentence2_accept_model,
+                         *sentence2_reject_model])
         return evaluate_log_ratios(
             trials,
             predictions,

@@ -1,0 +1,258 @@
+"""The one evaluation driver: every door (each ``contstim`` command, the Python API, ``compare``,
+the leaderboard's verification and its ``make_results``, the Spaces) evaluates through
+:func:`evaluate`, as lm-evaluation-harness's ``simple_evaluate``.
+
+:func:`evaluate` resolves a model once (a spec string or :class:`~.scoring.spec.ModelSpec`,
+parsed by :mod:`.scoring.spec` only, or a ready scorer), runs the requested benchmarks on that
+scorer and returns ``{identifier: result}`` (the result dicts of :mod:`.results.schema`).  A
+benchmark receives the scorer, never a spec string: a benchmark option that changes the model
+(BLiMP's and plausibility's ``method``) is applied to the parsed spec here, through the
+benchmark's ``spec_for``.  :class:`RunOptions` are the model options every command takes
+(``--device``, ``--dtype``, ``--threads``, ``--batch-size``, ``--max-tokens-per-batch``), and
+:func:`write_outputs` is the one output convention (``--output X.json``: one file; otherwise a
+folder of ``<identifier>.json``).
+
+Under ``accelerate launch``/``torchrun`` the sentences are scored data-parallel
+(:mod:`.scoring.parallel`): every process returns the results, only process 0 logs and writes.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .benchmarks import get_benchmark
+from .benchmarks.base import Benchmark
+from .results import write_result
+from .scoring.parallel import data_parallel, is_main_process
+from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
+from .scoring.registry import ModelSpec, ScoringContext, load_scorer
+from .scoring.spec import DEFAULT_MODEL
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How a model runs, the same options on every door: ``device`` (``cpu``, ``cuda``, ...;
+    None: the family's default), ``dtype`` of the weights (``float32`` default, ``bfloat16``,
+    ...), ``batch_size`` (sentences per forward pass), ``max_tokens_per_batch`` (length-sorted
+    batches under a budget of padded tokens, ``hf-causal``), ``threads`` (torch CPU threads;
+    None: torch's default), ``cache`` (a :class:`~.scoring.base.ScoreCache`, None for the
+    default on-disk cache, False for none) and ``progress`` (progress bars)."""
+
+    device: str | None = None
+    dtype: str | None = None
+    batch_size: int | None = None
+    max_tokens_per_batch: int | None = None
+    threads: int | None = None
+    cache: Any = field(default=None, compare=False)
+    progress: bool = True
+
+
+def set_threads(threads: int | None) -> None:
+    """``torch.set_num_threads(threads)`` (None: leave torch's default).
+
+    On a machine whose cores are busy with other work, one thread is often several times faster
+    than torch's default of one thread per core (the threads wait on each other)."""
+    if threads is None:
+        return
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+def parse_model(model: "str | ModelSpec | None") -> ModelSpec:
+    """The parsed spec of ``model`` (None: :data:`~.scoring.spec.DEFAULT_MODEL`)."""
+    return ModelSpec.parse(DEFAULT_MODEL if model is None else model)
+
+
+def load_model(model, options: RunOptions = RunOptions(), *, datasets_dir: str | os.PathLike | None = None):
+    """The scorer of ``model``: a spec (str or :class:`ModelSpec`; None: the default model),
+    loaded once with ``options``, or a ready scorer (log-probabilities or a prompted judge) as
+    it is.  Sets ``options.threads``."""
+    set_threads(options.threads)
+    if model is None or isinstance(model, (str, ModelSpec)):
+        context = ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size, cache=options.cache,
+                                 progress=options.progress, max_tokens_per_batch=options.max_tokens_per_batch)
+        return load_scorer(parse_model(model), context, device=options.device, dtype=options.dtype)
+    if not isinstance(model, (LogProbScorer, PromptedJudge)):
+        raise TypeError(f"model must be a model spec (str or ModelSpec) or a scorer, got {type(model).__name__}")
+    return model
+
+
+def split_experiments(experiments: Sequence[str] | str | None) -> tuple[list[str] | None, list[str]]:
+    """(the paper's experiments asked for, or None for all of them; the rounds asked for) of
+    ``experiments`` as a user gives them (``main``, ``pll``, ``all``, a round's name): the one
+    place that tells a round of the benchmark from an experiment of the paper.  ValueError for
+    a name that is neither, and for rounds mixed with experiments (a round is a benchmark of its
+    own, with a result of its own)."""
+    from .data.rounds import round_name
+    from .schema import EXPERIMENTS
+
+    if experiments is None:
+        return None, []
+    items = [experiments] if isinstance(experiments, str) else list(experiments)
+    paper = [e for e in items if e in EXPERIMENTS or e == "all"]
+    rounds = [e for e in items if e not in paper]
+    for r in rounds:
+        if round_name(f"contstim.{r}") is None:
+            raise ValueError(f"unknown experiment {r!r}; known: {', '.join(EXPERIMENTS)}, all, or the name of a round "
+                             "of the benchmark (written by `contstim experiment ingest`)")
+    if rounds and paper:
+        raise ValueError("a round is a benchmark of its own: give rounds alone (--experiment ROUND ... or "
+                         "--benchmark contstim.ROUND), not with main, pll or all")
+    if "all" in paper or not items:
+        return None, rounds
+    return list(dict.fromkeys(paper)) or None, rounds
+
+
+def resolve_benchmarks(benchmarks: Sequence["str | Benchmark"] | str, datasets_dir=None) -> list[Benchmark]:
+    """The benchmarks to run, by identifier (rounds found in ``datasets_dir``) or as objects;
+    an unknown identifier fails here, before any model loads."""
+    if isinstance(benchmarks, str):
+        benchmarks = [benchmarks]
+    chosen: list[Benchmark] = []
+    for b in benchmarks:
+        bench = get_benchmark(b, datasets_dir) if isinstance(b, str) else b
+        if bench.identifier not in {c.identifier for c in chosen}:
+            chosen.append(bench)
+    if not chosen:
+        raise ValueError("no benchmark given to evaluate")
+    return chosen
+
+
+def evaluate(
+    model=None,
+    benchmarks: Sequence["str | Benchmark"] | str = ("contstim",),
+    *,
+    options: RunOptions = RunOptions(),
+    datasets_dir: str | os.PathLike | None = None,
+    name: str | None = None,
+    ties: str | None = None,
+    benchmark_options: Mapping[str, Any] | None = None,
+    output: str | os.PathLike | None = None,
+    log: Log | None = None,
+) -> dict[str, dict]:
+    """Evaluate one model on ``benchmarks``: ``{identifier: result}``, in the order given.
+
+    ``model``: a spec (``smollm2-135m``, ``hf-causal:gpt2``, ``precomputed:roberta``, ...; None:
+    the default model) or a ready scorer.  ``benchmarks``: identifiers of
+    :mod:`.benchmarks.registry` (``contstim`` = every experiment of the paper whose human data
+    is available, ``contstim.main``, ``contstim.pll``, ``blimp``, ``plausibility``, the rounds
+    ``contstim.<round>`` found in ``datasets_dir``) or benchmark objects.  ``name`` and ``ties``
+    (what a model tie scores: ``half``, ``miss``, ``hit``) apply to the contstim benchmarks;
+    ``benchmark_options`` to the others (``method``, ``limit``, ``paradigms``, ...).  Each
+    distinct model (after a benchmark's ``spec_for`` applies its ``method``) loads once.
+    ``output``: :func:`write_outputs` (process 0 only).
+    """
+    main = is_main_process()
+    if not main:
+        log, options = (lambda msg: None), RunOptions(**{**options.__dict__, "progress": False})
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    chosen = resolve_benchmarks(benchmarks, datasets_dir)
+    extra = dict(benchmark_options or {})
+    if output is not None:
+        check_outputs(output, len(chosen))
+    check_datasets_folder(datasets_dir, chosen, log)
+    spec = None if model is not None and not isinstance(model, (str, ModelSpec)) else parse_model(model)
+    scorers: dict[str, Any] = {}
+    results: dict[str, dict] = {}
+    for bench in chosen:
+        if bench.dataset == "contstim":
+            opts = {k: v for k, v in (("name", name), ("ties", ties)) if v is not None}
+            unknown = sorted(set(extra) - {"progress"})
+            if unknown and len(chosen) == 1:
+                raise ValueError(f"{bench.identifier} takes no option(s) {unknown}")
+        else:
+            opts = {"progress": options.progress, **extra}
+        if spec is not None:
+            model_spec = bench.spec_for(spec, opts.pop("method", None))
+            key = model_spec.canonical
+            if key not in scorers:
+                scorers[key] = load_model(model_spec, options, datasets_dir=datasets_dir)
+            scorer = scorers[key]
+        else:  # a ready scorer: checked, used as it is (a method given with it goes to the benchmark)
+            scorer = load_model(model, options, datasets_dir=datasets_dir)
+        with data_parallel():
+            results[bench.identifier] = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **opts)
+    if output is not None and main:
+        for path in write_outputs(results, output):
+            log(f"wrote {path}")
+    return results
+
+
+def score_sentences(model, sentences: Sequence[str], options: RunOptions = RunOptions(), *,
+                    datasets_dir: str | os.PathLike | None = None, what: str = "scoring") -> Any:
+    """Natural-log probabilities (float64 array, in the order of ``sentences``) of ``model`` (a
+    spec or a loaded log-probability scorer, :func:`load_model`), data-parallel under a
+    launcher: the scoring of ``contstim score`` and ``compare``."""
+    scorer = require_logprobs(load_model(model, options, datasets_dir=datasets_dir), what)
+    with data_parallel():
+        return scorer.score(list(sentences))
+
+
+def check_datasets_folder(datasets_dir, benchmarks: Sequence[Benchmark], log: Log) -> None:
+    """The paper's experiments are never evaluated from a round's folder, and a default run says
+    which rounds it leaves out.
+
+    ValueError when ``datasets_dir`` is the folder of a round (``contstim experiment ingest``
+    wrote it) and a paper experiment is asked for: building the paper's data into it and
+    evaluating ``pll`` would silently answer a question nobody asked.  With the default
+    experiments (``contstim``), a note lists the rounds of the folder (each evaluated only when
+    asked for, as a benchmark of its own)."""
+    from .benchmarks.contstim import ContstimExperiment
+    from .data.rounds import ROUND_FILE, discover_rounds, read_meta
+
+    paper = [b for b in benchmarks if isinstance(b, ContstimExperiment)]
+    others = [b for b in benchmarks if b.dataset != "contstim"]
+    if not paper and not others:
+        return
+    if datasets_dir is not None and (Path(datasets_dir) / ROUND_FILE).is_file():
+        ident = read_meta(datasets_dir)["identifier"]
+        raise ValueError(f"{datasets_dir} is the folder of the round {ident}, not a datasets folder of the paper's "
+                         f"experiments; evaluate the round with `contstim evaluate --benchmark {ident} --datasets "
+                         f"{datasets_dir}` (or the folder that holds it; Python: benchmarks=[{ident!r}])")
+    if any(b.experiments is None for b in paper):
+        found = discover_rounds(datasets_dir)
+        if found:
+            log(f"note: rounds in the datasets folder not evaluated here (each is a benchmark of its own): "
+                f"{', '.join(found)}; evaluate one with `contstim evaluate --benchmark ID`")
+
+
+def output_file(output: str | os.PathLike, identifier: str) -> Path:
+    """Where :func:`write_outputs` writes the result of ``identifier``."""
+    path = Path(output)
+    return path if path.suffix.lower() == ".json" else path / f"{identifier}.json"
+
+
+def check_outputs(output: str | os.PathLike, n_results: int) -> Path:
+    """The output convention, checked before any model runs: ``output`` ending in ``.json`` is
+    one result file (ValueError when ``n_results`` would not fit in one); anything else is a
+    folder receiving ``<identifier>.json`` each (ValueError when it is an existing file)."""
+    path = Path(output)
+    if path.suffix.lower() == ".json":
+        if n_results != 1:
+            raise ValueError(f"output {output} is one result file (it ends in .json), but this run writes "
+                             f"{n_results} results: give a folder instead")
+        if path.is_dir():
+            raise ValueError(f"output {output} ends in .json but is a folder: remove it or give another file name")
+        return path
+    if path.is_file():
+        raise ValueError(f"output {output} is a file; an output without the .json suffix is a folder receiving "
+                         "<identifier>.json for each result (give a path ending in .json for one file)")
+    return path
+
+
+def write_outputs(results: Mapping[str, dict], output: str | os.PathLike) -> list[Path]:
+    """Write ``results`` by the output convention of :func:`check_outputs`: one file
+    ``output`` (it ends in ``.json``), or ``output/<identifier>.json`` each."""
+    path = check_outputs(output, len(results))
+    if path.suffix.lower() == ".json":
+        return [write_result(next(iter(results.values())), path)]
+    return [write_result(result, output_file(path, ident)) for ident, result in results.items()]
