@@ -22,6 +22,11 @@ TRIAL_TYPES = (
 )
 """Trial types (conditions) in the order of the paper's figures."""
 
+TARGET_COLUMNS = ("sentence1_accept_model", "sentence1_reject_model", "sentence2_accept_model",
+                  "sentence2_reject_model")
+"""The trial columns naming the model each sentence was chosen or optimised to be accepted /
+rejected by (null: none)."""
+
 CONTROVERSIAL_TRIAL_TYPES = ("natural_controversial", "natural_vs_synthetic", "synthetic_vs_synthetic")
 """Conditions whose trials target specific models (a model is evaluated on the trials that target it)."""
 

@@ -15,7 +15,7 @@ from contstim_bench.data.contstim_trials import pair_id
 from contstim_bench.data.load import dataset_dir
 from contstim_bench.generate.design import DESIGN_TRIAL_COLUMNS, build_design
 from contstim_bench.generate.inputs import load_pool
-from contstim_bench.generate.synthetic import read_triplets
+from contstim_bench.generate.triplet_table import read_triplets
 from contstim_bench.schema import MAIN_MODELS, TRIAL_COLUMNS
 
 CONDITIONS = {("N", "S1"), ("N", "S2"), ("S1", "S2"), ("N1", "N2")}

@@ -17,7 +17,8 @@ from contstim_bench.data.sources import resolve
 from contstim_bench.generate.candidates import causal_shortlist, lazy_causal_shortlist
 from contstim_bench.generate.inputs import Vocabulary
 from contstim_bench.generate.natural_ilp import load_function_words
-from contstim_bench.generate.synthetic import OUTPUT_COLUMNS, SearchModel, SearchSettings, synthesize_triplet
+from contstim_bench.generate.synthetic import SearchModel, SearchSettings, synthesize_triplet
+from contstim_bench.generate.triplet_table import OUTPUT_COLUMNS
 from contstim_bench.scoring.causal import CausalScorer
 from contstim_bench.scoring.protocols import LazySweep
 from contstim_bench.scoring.registry import load_scorer

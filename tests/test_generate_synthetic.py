@@ -13,16 +13,14 @@ from contstim_bench.generate.candidates import causal_shortlist, search_mode
 from contstim_bench.generate.inputs import Vocabulary, choose_start_sentences, load_vocabulary
 from contstim_bench.generate.natural_ilp import load_function_words
 from contstim_bench.generate.synthetic import (
-    OUTPUT_COLUMNS,
     PositionSchedule,
     SearchModel,
     SearchSettings,
     allowed_candidates,
-    read_triplets,
     synthesize,
     synthesize_triplet,
-    triplets_frame,
 )
+from contstim_bench.generate.triplet_table import OUTPUT_COLUMNS, read_triplets, triplets_frame
 from contstim_bench.generate.triplet_select import TRIPLET_COLUMNS, controversiality
 from contstim_bench.scoring.registry import load_scorer
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
@@ -232,7 +230,7 @@ def test_published_and_generated_triplets_load_alike(data, tmp_path):
     np.testing.assert_allclose(published["controversiality"], controversiality(published))
     tri, bi = ngram(data, "trigram"), ngram(data, "bigram")
     row = synthesize_triplet(data["held"][0], tri, bi, top_vocabulary(data["freq"], 200), data["fw"], seed=0)
-    from contstim_bench.generate.runner import write_triplets_dataset
+    from contstim_bench.generate.triplet_table import write_triplets_dataset
 
     folder = write_triplets_dataset(triplets_frame([row]), tmp_path, {"models": [], "seed": 0})
     generated = read_triplets(tmp_path)

@@ -79,8 +79,8 @@ def test_ranking_rows_match_results(results):
     targeted = [r for r in syn if r["selection"] != "all"]
     on_all = [r for r in syn if r["selection"] == "all"]
     assert syn == targeted + on_all and len(targeted) == 6 and len(on_all) == 2
-    assert {r["comparison"] for r in targeted} == {"each on the trials that target it"}
-    assert {r["comparison"] for r in on_all} == {"all trials"}
+    assert {r["comparison"] for r in targeted} == {"the trials that target each model"}
+    assert {r["comparison"] for r in on_all} == {"every trial of the condition"}
     assert targeted[0]["model"] == "electra" and targeted[0]["rank"] == 1 and targeted[0]["p_accuracy_vs_leader"] is None
     assert all(r["accuracy_leader"] == "electra" for r in targeted)
     assert [r["accuracy"] for r in targeted] == sorted((r["accuracy"] for r in targeted), reverse=True)

@@ -18,10 +18,9 @@ from contstim_bench.leaderboard.validate import (
     ValidationError,
     check_result,
     parse_json,
-    rescore,
-    validate_and_rescore,
     validate_files,
 )
+from contstim_bench.leaderboard.verification import rescore, validate_and_rescore
 from contstim_bench.benchmarks.contstim import recompute, recompute_panels
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"

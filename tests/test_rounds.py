@@ -179,7 +179,8 @@ def design_dir(tmp_path_factory) -> Path:
     `contstim generate design` writes it, with the six pll reference models (their published
     log-probabilities) as the targeted models."""
     from contstim_bench.generate.design import write_design_dataset
-    from contstim_bench.generate.design_models import design_sentences, score_sentences, write_models_dataset
+    from contstim_bench.data.design_scores import design_sentences, write_models_dataset
+    from contstim_bench.generate.design_models import score_sentences
 
     full = design_from_trials(load_trials("pll"))
     catch = full[full["trial_type"] == "natural_vs_shuffled"]
@@ -332,7 +333,7 @@ def test_rerun_with_the_same_seeds_gives_the_same_round(study, design_dir, tmp_p
 
 def test_leaderboard_validates_rescores_and_shows_the_round(study, tmp_path, capsys):
     from contstim_bench.leaderboard.site import build_site
-    from contstim_bench.leaderboard.validate import validate_and_rescore
+    from contstim_bench.leaderboard.verification import validate_and_rescore
 
     datasets = study["datasets"]
     results = tmp_path / "results"

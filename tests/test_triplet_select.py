@@ -325,7 +325,7 @@ def test_fill_takes_what_each_bin_holds(criterion):
 
 def test_cli_select_fill_records_unbalanced_bins(tmp_path, capsys):
     from contstim_bench.cli import main as cli_main
-    from contstim_bench.generate.synthetic import read_triplets
+    from contstim_bench.generate.triplet_table import read_triplets
 
     t = random_table(3, n=40)
     t = _unmoved(t, t.index[t["lp_N_given_m1"] <= t["lp_N_given_m1"].quantile(0.1)])

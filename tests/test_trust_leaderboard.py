@@ -19,7 +19,8 @@ from contstim_bench.cli import main as cli_main
 from contstim_bench.leaderboard.policy import grouped_rows, load_entries
 from contstim_bench.leaderboard.push import push_results
 from contstim_bench.leaderboard.site import build_site
-from contstim_bench.leaderboard.validate import ValidationError, validate_and_rescore, validate_files
+from contstim_bench.leaderboard.validate import ValidationError, validate_files
+from contstim_bench.leaderboard.verification import validate_and_rescore
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
 
@@ -258,7 +259,7 @@ def test_in_browser_csv_download_neutralises_formulas(tmp_path, datasets):
 def test_a_hub_model_is_verified_only_with_a_pinned_revision(tmp_path, oracle, datasets, spec, pinned):
     """A Hub model can change under its name: without ?revision= its result stays unverified, and no
     download is attempted (this CI has no Hub access)."""
-    from contstim_bench.leaderboard.validate import unpinned_hub_model
+    from contstim_bench.leaderboard.verification import unpinned_hub_model
 
     result = copy.deepcopy(oracle)
     result["model"] = {**result["model"], "spec": spec, "name": "hub-model"}

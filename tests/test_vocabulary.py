@@ -104,7 +104,7 @@ def test_synthesis_with_a_vocabulary_size(tmp_path, function_words):
     record = json.loads((tmp_path / "run" / "run.json").read_text(encoding="utf-8"))
     vocab = load_vocabulary(size=300, keep=function_words)
     assert record["vocabulary"] == vocab.source and record["vocabulary_size"] == [len(vocab.first), len(vocab.rest)]
-    from contstim_bench.generate.synthetic import read_triplets
+    from contstim_bench.generate.triplet_table import read_triplets
 
     triplets = read_triplets(tmp_path / "run")
     allowed = set(vocab.first) | set(vocab.rest)

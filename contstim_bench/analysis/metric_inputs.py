@@ -102,7 +102,8 @@ def metric_model_name(model_name: str, targeted: Sequence[str | None]) -> str:
     from ..scoring.spec import model_name as canonical_name
 
     name, spec = canonical_name(model_name)
-    if spec is not None and spec.family == "precomputed" and name not in set(targeted):
+    reference = spec is not None and spec.family == "precomputed" and "sentences" not in spec.options
+    if reference and name not in set(targeted):
         known = sorted({t for t in targeted if t})
         raise ValueError(f"model_name {model_name!r} names the reference model {name!r}, but no trial targets it "
                          f"(targeted models in these trials: {', '.join(known) or 'none'}); give one of those, or a "

@@ -28,8 +28,8 @@ from .accuracy import DEFAULT_TIES
 SHOWN_DIGITS = 3
 """Decimals every door shows; values equal at this precision share a rank."""
 
-ALL_TRIALS = "all trials"
-OWN_TRIALS = "each on the trials that target it"
+ALL_TRIALS = "every trial of the condition"
+OWN_TRIALS = "the trials that target each model"
 
 
 def degenerate_reason(log_ratios: np.ndarray) -> str | None:

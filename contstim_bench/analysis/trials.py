@@ -19,14 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..schema import RATING_MAX, RATING_MIN, TRIAL_TYPES
+from ..schema import RATING_MAX, RATING_MIN, TARGET_COLUMNS, TRIAL_TYPES
 
-TARGET_COLUMNS = (
-    "sentence1_accept_model",
-    "sentence1_reject_model",
-    "sentence2_accept_model",
-    "sentence2_reject_model",
-)
 ANALYSIS_COLUMNS = (
     "participant",
     "group",

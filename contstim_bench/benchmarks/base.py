@@ -27,6 +27,38 @@ def device_dtype(scorer) -> dict:
     return {"device": info.get("device"), "dtype": info.get("dtype")}
 
 
+def contstim_result(scorer, model_name: str, *, fingerprint: str, benchmark: dict, ties: str,
+                    experiments: dict, panels: dict, logprobs: dict[str, float], n_model: int, seconds: float,
+                    skipped: dict[str, str] | None = None) -> dict:
+    """The result of a contstim benchmark (the paper's experiments or a round) in the envelope of
+    :mod:`contstim_bench.results.schema`, checked by its one validator.  ``fingerprint``: the
+    dataset's (or round's); ``benchmark``: ``identifier``, ``version`` and, for a round, ``round``;
+    ``n_model``: sentences the model ran on (the rest came from the score cache), in ``seconds``."""
+    from .._version import __version__
+    from ..provenance import provenance
+    from ..results.schema import FORMAT, FORMAT_VERSION, validate_result
+
+    model = {**describe_model(scorer), "name": model_name}
+    result = {
+        "format": FORMAT,
+        "format_version": FORMAT_VERSION,
+        "model": model,
+        "benchmark": {"dataset": "contstim", "dataset_fingerprint": fingerprint, "package_version": __version__,
+                      **benchmark},
+        "analysis": {"ties": ties},
+        "experiments": experiments,
+        "panels": panels,
+    }
+    if skipped:
+        result["skipped_experiments"] = skipped
+    result["scoring"] = {"n_sentences": len(logprobs), "n_model_sentences": int(n_model),
+                         "n_from_cache": int(len(logprobs) - n_model), "seconds": round(seconds, 3)}
+    result["logprobs"] = logprobs
+    result["provenance"] = provenance(fingerprint, device=model["device"], dtype=model["dtype"])
+    validate_result(result)  # the one validator: a result this package writes is always well formed
+    return result
+
+
 def no_method(spec: ModelSpec, method: str | None, identifier: str) -> ModelSpec:
     """``spec_for`` of a benchmark whose models take no read-out method (the contstim
     benchmark scores log-probabilities as the spec defines them)."""

@@ -23,14 +23,11 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 
-from .._version import __version__
 from ..analysis.accuracy import DEFAULT_TIES, tie_value
 from ..analysis.evaluation import evaluate_with_panels, unique_sentences
-from ..provenance import provenance
-from ..results.schema import FORMAT, FORMAT_VERSION, validate_result
 from ..schema import EXPERIMENT_MODELS, EXPERIMENTS
 from ..scoring.protocols import LogProbScorer, require_logprobs
-from .base import describe_model, no_method, short_reason
+from .base import contstim_result, no_method, short_reason
 
 DATASET = "contstim"
 VERSION = "1"
@@ -125,32 +122,12 @@ def evaluate_scorer(
         raise FileNotFoundError(
             "no experiment could be evaluated: " + "; ".join(f"{k}: {v}" for k, v in skipped.items())
         )
-    n_model = scorer.n_model_sentences - n_before
-    fp = fingerprint(DATASET, datasets_dir)
-    model = {**describe_model(scorer), "name": model_name}
-    result = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "model": model,
-        "benchmark": {"dataset": DATASET, "dataset_fingerprint": fp, "package_version": __version__,
-                      "identifier": f"{DATASET}.{next(iter(results))}" if len(results) == 1 else DATASET,
-                      "version": VERSION},
-        "analysis": {"ties": ties},
-        "experiments": results,
-        "panels": panels,
-    }
-    if skipped:
-        result["skipped_experiments"] = skipped
-    result["scoring"] = {
-        "n_sentences": len(logprobs),
-        "n_model_sentences": int(n_model),
-        "n_from_cache": int(len(logprobs) - n_model),
-        "seconds": round(scoring_seconds, 3),
-    }
-    result["logprobs"] = logprobs
-    result["provenance"] = provenance(fp, device=model["device"], dtype=model["dtype"])
-    validate_result(result)  # the one validator: a result this package writes is always well formed
-    return result
+    return contstim_result(
+        scorer, model_name, fingerprint=fingerprint(DATASET, datasets_dir), ties=ties,
+        benchmark={"identifier": f"{DATASET}.{next(iter(results))}" if len(results) == 1 else DATASET,
+                   "version": VERSION},
+        experiments=results, panels=panels, logprobs=logprobs, n_model=scorer.n_model_sentences - n_before,
+        seconds=scoring_seconds, skipped=skipped)
 
 
 def recompute_sections(result: dict, datasets_dir: str | os.PathLike | None = None) -> tuple[dict, dict]:

@@ -24,15 +24,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .._version import __version__
 from ..analysis.accuracy import DEFAULT_TIES, tie_value
 from ..analysis.evaluation import unique_sentences
 from ..analysis.partial_references import evaluate_with_partial_references
 from ..data.rounds import RoundData, find_round, load_round
-from ..provenance import provenance
-from ..results.schema import FORMAT, FORMAT_VERSION, validate_result
 from ..scoring.protocols import LogProbScorer, require_logprobs
-from .base import describe_model, no_method
+from .base import contstim_result, no_method
 
 DATASET = "contstim"
 
@@ -78,25 +75,11 @@ def evaluate_round(scorer, data: RoundData, *, name: str | None = None, log: Cal
     refs = data.reference_logprobs()
     refs.pop(model_name, None)
     entries, panels = evaluate_with_partial_references(data.trials, lp, model_name, refs, ties=ties)
-    n_model = scorer.n_model_sentences - n_before
-    fp = data.meta["fingerprint"]
-    model = {**describe_model(scorer), "name": model_name}
-    result = {
-        "format": FORMAT,
-        "format_version": FORMAT_VERSION,
-        "model": model,
-        "benchmark": {"dataset": DATASET, "dataset_fingerprint": fp, "package_version": __version__,
-                      "identifier": data.identifier, "version": data.meta["version"], "round": round_block(data)},
-        "analysis": {"ties": ties},
-        "experiments": {data.name: entries},
-        "panels": {data.name: panels},
-        "scoring": {"n_sentences": len(lp), "n_model_sentences": int(n_model),
-                    "n_from_cache": int(len(lp) - n_model), "seconds": round(seconds, 3)},
-        "logprobs": lp,
-        "provenance": provenance(fp, device=model["device"], dtype=model["dtype"]),
-    }
-    validate_result(result)
-    return result
+    return contstim_result(
+        scorer, model_name, fingerprint=data.meta["fingerprint"], ties=ties,
+        benchmark={"identifier": data.identifier, "version": data.meta["version"], "round": round_block(data)},
+        experiments={data.name: entries}, panels={data.name: panels}, logprobs=lp,
+        n_model=scorer.n_model_sentences - n_before, seconds=seconds)
 
 
 def recompute_round_sections(result: dict, name: str, datasets_dir: str | os.PathLike | None = None

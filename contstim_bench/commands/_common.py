@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ..driver import RunOptions
 
 DATASETS_HELP = "folder of built datasets (default: $CONTSTIM_DATASETS)"
 DTYPE_HELP = "weights dtype for model families that run a network: float32 (default), bfloat16, float16, float64"

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..scoring.spec import DEFAULT_MODEL
-from ._common import PARALLEL_NOTE, add_model_args, positive_int
+from ._common import PARALLEL_NOTE, add_model_args
 
 
 def register(sub: argparse._SubParsersAction) -> None:

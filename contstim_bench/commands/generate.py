@@ -17,7 +17,7 @@ import argparse
 import json
 import sys
 
-from ._common import add_run_args, positive_int
+from ._common import add_run_args
 
 from ._common import DATASETS_HELP
 
@@ -147,7 +147,7 @@ def _synthetic(args) -> int:
     from ..driver import set_threads
     from ..generate.runner import synthesize
 
-    from ..generate.synthetic import SearchSettings
+    from ..generate.search_records import SearchSettings
 
     set_threads(args.threads)
 

@@ -94,7 +94,7 @@ def _add_rescore_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _validate(args) -> int:
-    from ..leaderboard.validate import validate_and_rescore
+    from ..leaderboard.verification import validate_and_rescore
 
     checked = validate_and_rescore(args.files, args.results, args.datasets, rescore_models=args.rescore,
                                    tolerance=args.rescore_tolerance, options=run_options(args),

@@ -42,6 +42,7 @@ import pyarrow.parquet as pq
 
 from .contstim_trials import pair_id as make_pair_id
 from .contstim_trials import trial_type_of
+from ..schema import TARGET_COLUMNS
 
 DESIGN_COLUMNS = {
     "group": "int64",
@@ -59,12 +60,6 @@ DESIGN_COLUMNS = {
 }
 """Columns of a design file, in order, with their arrow types."""
 
-TARGET_COLUMNS = (
-    "sentence1_accept_model",
-    "sentence1_reject_model",
-    "sentence2_accept_model",
-    "sentence2_reject_model",
-)
 REQUIRED_STRINGS = ("pair_id", "sentence1", "sentence2", "sentence1_type", "sentence2_type", "trial_type")
 CATCH_TRIAL_TYPE = "natural_vs_shuffled"
 NATURAL_CATCH_CODE = "C1"

@@ -28,14 +28,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
+
+from ..staging import staged_folder
 
 FINGERPRINT_FILE = "fingerprint.json"
 
@@ -226,8 +226,7 @@ def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike) -> Path:
                         f"undocumented columns {missing}, documented but absent {extra}"
                     )
     final = out_dir / spec.name
-    tmp = Path(tempfile.mkdtemp(prefix=f".{spec.name}-", dir=out_dir))
-    try:
+    with staged_folder(final, prefix=f".{spec.name}-") as tmp:
         files: dict[tuple[str, str], str] = {}
         tables: dict[str, str] = {}
         file_sha256: dict[str, str] = {}
@@ -257,12 +256,6 @@ def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike) -> Path:
         (tmp / "README.md").write_text(_card(spec, files, whole), encoding="utf-8")
         meta["card_sha256"] = sha256_file(tmp / "README.md")  # the card names the files loaders read
         (tmp / FINGERPRINT_FILE).write_text(json.dumps(meta, indent=2) + "\n")
-        if final.exists():
-            shutil.rmtree(final)
-        os.replace(tmp, final)
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
     return final
 
 

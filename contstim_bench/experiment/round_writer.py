@@ -32,9 +32,8 @@ import pyarrow as pa
 from .._version import __version__
 from ..data.rounds import ROUND_FILE, ROUND_FORMAT, ROUND_FORMAT_VERSION, identifier_of, read_meta, round_fingerprint
 from ..data.design import DESIGN_COLUMNS, validate_design
+from ..schema import TARGET_COLUMNS
 
-TARGET_COLUMNS = ("sentence1_accept_model", "sentence1_reject_model", "sentence2_accept_model",
-                  "sentence2_reject_model")
 
 # the columns of a round's ``trials`` config (also the docs of the ``design`` config's columns)
 TRIAL_COLUMN_DOCS = {
@@ -94,7 +93,7 @@ def round_models(design: pd.DataFrame, design_dir: str | os.PathLike | None) -> 
     """(models, logprobs) of the round: from ``design_dir`` when given (restricted to the served
     design's sentences, which must all be there), else the targeted names without specs and no
     log-probabilities."""
-    from ..generate.design_models import design_model_names, design_sentences, read_models_dataset
+    from ..data.design_scores import design_model_names, design_sentences, read_models_dataset
 
     sentences = design_sentences(design)
     names = design_model_names(design)

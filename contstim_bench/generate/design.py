@@ -277,10 +277,10 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
     specs and their log-probabilities of every sentence of the design
     (:mod:`.design_models`), the reference panel of the benchmark round the design becomes.
     """
-    from .design_models import (collect_specs, design_model_names, design_sentences, score_sentences,
-                                write_models_dataset)
+    from ..data.design_scores import design_model_names, design_sentences, write_models_dataset
+    from .design_models import collect_specs, score_sentences
     from .inputs import load_pool
-    from .synthetic import read_triplets
+    from .triplet_table import read_triplets
 
     if natural is None and triplets is None:
         raise ValueError("give --natural and/or --triplets (the outputs of `generate natural` / `generate select`)")

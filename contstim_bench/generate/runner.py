@@ -39,23 +39,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import pyarrow as pa
 
-from ..citations import GOLAN_2023
 from ..results.io import ValidationError, parse_json
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .pairing import ModelEntry, check_can_synthesize, pairing
-from .synthetic import (
-    OUTPUT_COLUMNS,
-    TRIPLETS_DATASET,
-    AttemptReport,
-    SearchModel,
-    SearchSettings,
-    synthesize_triplet,
-    triplets_frame,
-)
+from .search_records import AttemptReport, SearchModel, SearchSettings
+from .synthetic import synthesize_triplet
+from .triplet_table import RUN_FILE, triplets_frame, write_triplets_dataset
 
-RUN_FILE = "run.json"
 JOBS_DIR = "jobs"
 RUNNING_DIR = "running"
 # 2: job files carry model fingerprints and a checksum; 3: also the Eq. 2 ranking of replacements and the
@@ -470,7 +461,7 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, st
                references: str | Sequence[str] | None = None) -> SyntheticRun | None:
     """Plan (:func:`plan_run`) and run or resume (:func:`run`) a synthetic-triplet search into
     ``output``; process 0 returns a summary of the written dataset, other processes None."""
-    from .synthetic import read_triplets
+    from .triplet_table import read_triplets
 
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
                     settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir,
@@ -501,66 +492,3 @@ def assemble(plan: RunPlan) -> Path:
         raise RuntimeError(f"{len(missing)} job(s) have no result file (first: {missing[0]}); rerun the same command to finish them")
     fingerprints = {name: fp for name, (fp, _) in recorded_fingerprints(plan).items()}
     return write_triplets_dataset(triplets_frame(rows), plan.output, {**plan.record, "model_fingerprints": fingerprints})
-
-
-TRIPLET_COLUMN_DOCS = {
-    "m1": "Model name (one of the run's models) targeted to accept S1 and reject S2.",
-    "m2": "Model name targeted to accept S2 and reject S1.",
-    "N": "Natural start sentence.",
-    "S1": "Synthetic sentence: log p(S1|m1) >= log p(N|m1), log p(S1|m2) minimised (Eq. 2).",
-    "S2": "Synthetic sentence: log p(S2|m2) >= log p(N|m2), log p(S2|m1) minimised (Eq. 2).",
-    "lp_N_given_m1": "Natural-log probability of N under m1.",
-    "lp_S1_given_m1": "Natural-log probability of S1 under m1.",
-    "lp_N_given_m2": "Natural-log probability of N under m2.",
-    "lp_S1_given_m2": "Natural-log probability of S1 under m2.",
-    "lp_S2_given_m1": "Natural-log probability of S2 under m1.",
-    "lp_S2_given_m2": "Natural-log probability of S2 under m2.",
-    "N_idx": "Line of N in the natural-sentence pool (0-based).",
-    "loss_S1_vs_N": "lp_S1_given_m2 - lp_N_given_m2 (nats; 0 when the search found no replacement).",
-    "loss_S2_vs_N": "lp_S2_given_m1 - lp_N_given_m1 (nats).",
-    "controversiality": "Eq. 4: (lp_N_given_m2 - lp_S1_given_m2) + (lp_N_given_m1 - lp_S2_given_m1), nats.",
-    "m1_spec": "Model spec of m1.",
-    "m2_spec": "Model spec of m2.",
-    "steps_S1": "Word positions tried in the search for S1.",
-    "replacements_S1": "Accepted word replacements in the search for S1.",
-    "steps_S2": "Word positions tried in the search for S2.",
-    "replacements_S2": "Accepted word replacements in the search for S2.",
-    "seed": "The job's seed (derived from --seed and the job key).",
-}
-assert tuple(TRIPLET_COLUMN_DOCS) == OUTPUT_COLUMNS
-
-
-def triplets_table(frame) -> pa.Table:
-    """Arrow table of a generated triplet frame with a fixed schema."""
-    types = {c: pa.string() for c in ("m1", "m2", "N", "S1", "S2", "m1_spec", "m2_spec")}
-    types.update({c: pa.int64() for c in ("N_idx", "steps_S1", "replacements_S1", "steps_S2", "replacements_S2", "seed")})
-    schema = pa.schema([(c, types.get(c, pa.float64())) for c in OUTPUT_COLUMNS])
-    return pa.Table.from_pandas(frame[list(OUTPUT_COLUMNS)], schema=schema, preserve_index=False)
-
-
-def write_triplets_dataset(frame, output: Path, record: dict, extra_configs=None, description: str = "") -> Path:
-    """Write ``frame`` as the dataset ``OUTPUT/triplets`` (config ``synthetic_triplets``, split
-    ``train``) with :mod:`contstim_bench.data.writer`; returns the dataset folder."""
-    from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
-
-    fps = record.get("model_fingerprints", {})
-    models = ", ".join(f"`{m['name']}` = `{m['spec']}`" + (f" (content fingerprint {fps[m['name']][:16]})"
-                                                          if m["name"] in fps else "")
-                       for m in record.get("models", []))
-    config = ConfigSpec(
-        "synthetic_triplets", {"train": triplets_table(frame)},
-        "Synthetic controversial triplets (Golan et al. 2023, Eq. 2), one row per model pair x start "
-        "sentence, in the column layout of the published triplet files plus Eq. 4 controversiality.",
-        TRIPLET_COLUMN_DOCS)
-    spec = DatasetSpec(
-        name=TRIPLETS_DATASET,
-        pretty_name="Generated synthetic controversial sentence triplets",
-        license="other",
-        description=description or (f"Written by `contstim generate synthetic`. Models: {models}. Seed "
-                                    f"{record.get('seed')}; search settings {json.dumps(record.get('settings'))}."),
-        citation=GOLAN_2023,
-        sources=[f"run record: {RUN_FILE} (pool {record.get('pool')}, vocabulary {record.get('vocabulary')})"],
-        configs=[config, *(extra_configs or [])],
-    )
-    return write_dataset(spec, output)
-

@@ -2,7 +2,7 @@
 
 ``select`` writes ``OUTPUT/triplets`` (config ``synthetic_triplets``: split ``train`` = the
 selected triplets, split ``candidates`` = every input triplet with the selection columns), so
-that :func:`contstim_bench.generate.synthetic.read_triplets` reads it like a synthesis run.
+that :func:`contstim_bench.generate.triplet_table.read_triplets` reads it like a synthesis run.
 ``natural`` writes ``OUTPUT/natural`` (config ``natural_controversial_pairs``, split ``train``,
 the columns of :data:`contstim_bench.generate.natural_ilp.PAIR_COLUMNS`; config
 ``pool_scores``: every pool sentence with each model's natural-log probability).
@@ -21,8 +21,7 @@ import pyarrow as pa
 
 from ..citations import GOLAN_2023
 from .natural_ilp import PAIR_COLUMNS
-from .runner import TRIPLET_COLUMN_DOCS
-from .synthetic import TRIPLETS_DATASET, read_triplets
+from .triplet_table import TRIPLET_COLUMN_DOCS, TRIPLETS_DATASET, read_triplets
 from .triplet_select import TripletSelection, select_triplets
 
 NATURAL_DATASET = "natural"
@@ -147,7 +146,7 @@ def select_and_write_triplets(triplets: str | os.PathLike, output: str | os.Path
                               solver: str = "cbc", fill: bool = False,
                               log: Callable[[str], None] | None = None) -> TripletSelectionRun:
     """Read ``triplets`` (a ``generate synthetic`` folder, a triplet parquet or published
-    triplets, see :func:`~contstim_bench.generate.synthetic.read_triplets`), choose ``per_pair``
+    triplets, see :func:`~contstim_bench.generate.triplet_table.read_triplets`), choose ``per_pair``
     per model pair (:func:`~contstim_bench.generate.triplet_select.select_triplets`; ``log``
     receives the table of eligible triplets per pair and bin before solving; ``fill`` takes what
     each bin holds) and write them as ``output``/triplets, with config ``selection_bins`` and, when

@@ -37,137 +37,27 @@ of ``contstim generate synthetic``).
 
 A triplet (:func:`synthesize_triplet`) holds ``N`` and two syntheses from it for the model
 pair ``(m1, m2)``: **S1 accepted by m1 and rejected by m2**, S2 the reverse, in the columns of
-the published triplet files (:data:`TRIPLET_COLUMNS`) plus the Eq. 4 ``controversiality``.
+the published triplet files plus the Eq. 4 ``controversiality``
+(:data:`contstim_bench.generate.triplet_table.OUTPUT_COLUMNS`).
 """
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import asdict, dataclass, field
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..scoring.protocols import LazySweep
-from .candidates import (
-    MODES,
-    candidate_logprobs,
-    causal_shortlist,
-    completion_logprobs,
-    lazy_causal_shortlist,
-    search_mode,
-)
-from .replacement import STRATEGIES, Evaluations, ModelValues, improving_candidates, penalty_first
+from .candidates import candidate_logprobs, causal_shortlist, completion_logprobs, lazy_causal_shortlist
+from .replacement import Evaluations, ModelValues, improving_candidates, penalty_first
 from .inputs import Vocabulary
-from .triplet_select import TRIPLET_COLUMNS, controversiality
+from .search_records import AttemptReport, SearchModel, SearchSettings, Synthesis
+from .triplet_select import controversiality
 
 PENALTY = 1e5
 """Weight of the constraint violation in upstream's penalty-form loss (:func:`ranking_loss`),
 which ranks the predicted candidates of the Eq. 3 heuristic."""
-
-OUTPUT_COLUMNS = (
-    *TRIPLET_COLUMNS,
-    "N_idx",
-    "loss_S1_vs_N",
-    "loss_S2_vs_N",
-    "controversiality",
-    "m1_spec",
-    "m2_spec",
-    "steps_S1",
-    "replacements_S1",
-    "steps_S2",
-    "replacements_S2",
-    "seed",
-)
-"""Columns of a generated triplet table: the published triplet columns, then ``N_idx`` (pool
-line of N), the losses ``lp_S1_given_m2 - lp_N_given_m2`` and ``lp_S2_given_m1 -
-lp_N_given_m1`` (nats, as published), Eq. 4 controversiality (nats), the model specs, the
-number of position attempts and accepted replacements of each search, and the job seed."""
-
-
-@dataclass(frozen=True)
-class SearchSettings:
-    """Knobs of the word-level search (defaults: the paper's values)."""
-
-    max_failures: int = 8
-    """Stop after this many position attempts in a row without a replacement."""
-    max_attempts: int | None = None
-    """Optional cap on position attempts per synthesis (None: only ``max_failures`` stops it)."""
-    threshold: float = -10.0
-    """Causal shortlist: minimum conditional log-probability (nats) of a candidate word."""
-    threshold_step: float = 5.0
-    """Causal shortlist: lower the threshold by this much until ``min_shortlist`` words pass."""
-    min_shortlist: int = 10
-    max_stale: int = 5
-    """Regression heuristic: stop after this many exact evaluations that did not reduce the loss
-    (the Methods' five)."""
-    max_confirmations: int = 5
-    """Exact-sweep candidates re-checked with ``scorer.score`` before giving up an attempt."""
-    strategy: str = "lazy"
-    """``lazy`` (score causal LMs only as far as the ranking needs) or ``plain`` (score every
-    candidate with every model); the same result (see :mod:`.replacement`)."""
-    lazy_batch: int = 32
-    """Lazy strategy: candidates a causal LM scores together while looking for a feasible one."""
-
-    def __post_init__(self):
-        if self.strategy not in STRATEGIES:
-            raise ValueError(f"search setting strategy must be one of {STRATEGIES}, got {self.strategy!r}")
-        for name in ("max_failures", "min_shortlist", "max_stale", "max_confirmations", "lazy_batch"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValueError(f"search setting {name} must be a positive integer, got {v!r}")
-        if self.max_attempts is not None and (not isinstance(self.max_attempts, int) or self.max_attempts < 1):
-            raise ValueError(f"search setting max_attempts must be None or a positive integer, got {self.max_attempts!r}")
-        if not self.threshold_step > 0:
-            raise ValueError(f"search setting threshold_step must be positive, got {self.threshold_step!r}")
-
-    def to_dict(self) -> dict:
-        """The settings that can change a result (``strategy`` and ``lazy_batch`` cannot), for
-        the run record."""
-        return {k: v for k, v in asdict(self).items() if k not in ("strategy", "lazy_batch")}
-
-
-@dataclass
-class SearchModel:
-    """A scorer in the search: display name, spec and search mode (see :func:`search_mode`)."""
-
-    name: str
-    scorer: object
-    mode: str = ""
-    spec: str = ""
-
-    def __post_init__(self):
-        if not self.mode:
-            self.mode = search_mode(self.scorer)
-        if self.mode not in MODES:
-            raise ValueError(f"model {self.name}: unknown search mode {self.mode!r}; one of {MODES}")
-        if not self.spec:
-            self.spec = str(getattr(self.scorer, "spec", "") or self.name)
-
-    def exact(self, sentence: str) -> float:
-        """Canonical natural-log probability of one sentence (``scorer.score``)."""
-        return float(np.asarray(self.scorer.score([sentence]), dtype=np.float64)[0])
-
-
-@dataclass
-class Synthesis:
-    """Result of one search: the sentence and its canonical log-probabilities (nats)."""
-
-    natural: str
-    sentence: str
-    lp_natural_accept: float
-    lp_natural_reject: float
-    lp_accept: float
-    lp_reject: float
-    steps: int
-    replacements: list[dict] = field(default_factory=list)
-    stop_reason: str = ""
-    penalty_rule_differs: int = 0
-    """Attempts (plain strategy only) whose first choice under upstream's penalty-form ranking
-    differs from the Eq. 2 ranking's (see :mod:`.replacement`)."""
-
 
 def sentence_words(sentence: str) -> list[str]:
     """Words of a start sentence (single spaces); ValueError for empty text."""
@@ -203,44 +93,6 @@ def ranking_loss(lp_accept: np.ndarray, lp_reject: np.ndarray, target: float, lp
     """Penalty-form loss of candidates (lower is better; non-finite values rank last)."""
     loss = (lp_reject - lp_reject_natural) + PENALTY * np.maximum(target - lp_accept, 0.0)
     return np.where(np.isfinite(loss), loss, np.inf)
-
-
-@dataclass(frozen=True)
-class AttemptReport:
-    """What one position attempt did (given to the ``report`` callback of :func:`synthesize`)."""
-
-    accept: str
-    """Name of the model that must keep the sentence at least as probable as the natural one."""
-    reject: str
-    """Name of the model whose probability the search lowers."""
-    attempt: int
-    """Position attempts so far in this search (1-based)."""
-    position: int
-    old: str
-    """The word at ``position`` before the attempt."""
-    new: str | None
-    """The accepted replacement, or None."""
-    loss: float
-    """``log p(s | reject) - log p(n | reject)`` of the sentence after the attempt (nats)."""
-    candidates: int
-    """Candidate words after the causal shortlist (all allowed words without a causal model)."""
-    evaluations: Evaluations
-    """Sentences and next-word values the models computed in this attempt."""
-    reused: bool
-    """True when the attempt repeated an earlier failed one on the same sentence (not rerun)."""
-    seconds: float
-    penalty_rule_differs: bool | None = None
-    """Plain strategy: whether upstream's penalty-form ranking would have chosen differently
-    first (:func:`.replacement.penalty_first`); None when not known (lazy strategy)."""
-
-    def line(self) -> str:
-        """One line of text for logs."""
-        what = f"{self.old!r} -> {self.new!r}" if self.new is not None else "no replacement"
-        e = self.evaluations
-        return (f"{self.accept}>{self.reject} attempt {self.attempt} position {self.position}: {what}, "
-                f"loss {self.loss:.3f} nats, {self.candidates} candidates, {e.expensive} causal-LM sentences "
-                f"+ {e.next_word} next-word values{' (repeat of a failed attempt)' if self.reused else ''}, "
-                f"{self.seconds:.1f} s")
 
 
 class _Attempt:
@@ -511,7 +363,7 @@ def synthesize(natural: str, accept: SearchModel, reject: SearchModel, vocabular
 def synthesize_triplet(natural: str, m1: SearchModel, m2: SearchModel, vocabulary: Vocabulary,
                        function_words: Iterable[str], seed: int, settings: SearchSettings | None = None,
                        natural_index: int = -1, report: Callable[[AttemptReport], None] | None = None) -> dict:
-    """One triplet row (:data:`OUTPUT_COLUMNS`, plus ``history_S1``/``history_S2`` lists):
+    """One triplet row (:data:`.triplet_table.OUTPUT_COLUMNS`, plus ``history_S1``/``history_S2`` lists):
     S1 = synthesis accepted by ``m1`` and rejected by ``m2``, S2 the reverse.  The two searches
     use the two children of ``numpy.random.SeedSequence(seed)``; ``report`` receives every
     position attempt of both (:func:`synthesize`)."""
@@ -540,61 +392,3 @@ def synthesize_triplet(natural: str, m1: SearchModel, m2: SearchModel, vocabular
     row["loss_S2_vs_N"] = row["lp_S2_given_m1"] - row["lp_N_given_m1"]
     row["controversiality"] = float(controversiality(pd.DataFrame([row]))[0])
     return row
-
-
-def triplets_frame(rows: Sequence[dict]) -> pd.DataFrame:
-    """The triplet table (:data:`OUTPUT_COLUMNS`, in order) of job rows, with stable dtypes."""
-    frame = pd.DataFrame(list(rows), columns=list(OUTPUT_COLUMNS))
-    for col in TRIPLET_COLUMNS[5:] + ("loss_S1_vs_N", "loss_S2_vs_N", "controversiality"):
-        frame[col] = frame[col].astype(np.float64)
-    for col in ("N_idx", "steps_S1", "replacements_S1", "steps_S2", "replacements_S2", "seed"):
-        frame[col] = frame[col].astype(np.int64)
-    for col in ("m1", "m2", "N", "S1", "S2", "m1_spec", "m2_spec"):
-        frame[col] = frame[col].astype(object)
-    return frame
-
-
-TRIPLETS_DATASET = "triplets"
-"""Folder name (dataset name) of a triplet table written by ``contstim generate synthetic`` /
-``select`` inside their output folder; its config is ``synthetic_triplets``."""
-
-
-def read_triplets(source: str | os.PathLike, split: str | None = None,
-                  datasets_dir: str | os.PathLike | None = None) -> pd.DataFrame:
-    """Load published or generated triplets alike, with Eq. 4 ``controversiality`` added when
-    absent.
-
-    ``source``: ``"contstim:main"`` / ``"contstim:pll"`` (the published triplets of the built
-    contstim dataset), the output folder of ``contstim generate synthetic``/``select``, a
-    triplet dataset folder (``.../triplets``), or a parquet file.  ``split``: which split of a
-    dataset folder (default ``train``).  ValueError when the table lacks a triplet column.
-    """
-    text = str(source)
-    if text.startswith("contstim:") and not Path(text).exists():
-        from contstim_bench.data.load import dataset_dir
-
-        exp = text.split(":", 1)[1] or "main"
-        path = dataset_dir("contstim", datasets_dir) / "synthetic_triplets" / f"{exp}.parquet"
-        if not path.is_file():
-            raise FileNotFoundError(f"the contstim dataset has no synthetic_triplets split {exp!r} ({path})")
-    else:
-        path = Path(source).expanduser()
-        if path.is_dir():
-            for folder in (path / TRIPLETS_DATASET / "synthetic_triplets", path / "synthetic_triplets"):
-                if folder.is_dir():
-                    path = folder / f"{split or 'train'}.parquet"
-                    break
-            else:
-                raise FileNotFoundError(f"{source}: no triplet table (expected {TRIPLETS_DATASET}/synthetic_triplets/ "
-                                        f"as written by `contstim generate synthetic` or `select`)")
-        if not path.is_file():
-            raise FileNotFoundError(f"triplet table not found: {path}")
-    from contstim_bench.data.verify import verify_parquet
-
-    frame = pd.read_parquet(verify_parquet(path))  # a generated dataset is checked like a built one
-    missing = [c for c in TRIPLET_COLUMNS if c not in frame.columns]
-    if missing:
-        raise ValueError(f"{path}: not a triplet table, missing column(s) {missing}")
-    if "controversiality" not in frame.columns:
-        frame["controversiality"] = controversiality(frame)
-    return frame

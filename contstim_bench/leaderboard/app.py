@@ -1,9 +1,11 @@
 """The Gradio leaderboard app (``leaderboard/app.py`` launches it), in the layout of HF leaderboard
 Spaces: a title and intro, then tabs: the ranking table, About, and Submit.
 
-- **Leaderboard**: a panel selector (experiment / condition), the ranking table of the verified
-  models and, below it, the separate table of the unverified ones (:mod:`.policy`; the same rows
-  as the static site).  The results folder is validated and re-scored from the model specs at
+- **Leaderboard**: a panel selector (experiment / condition) and the static site's ranking tables
+  of that panel (:func:`.board_html.panel_tables`: the verified models, one table per comparison
+  group, each model ranked only like for like, with the reason a model is not ranked; then the
+  unverified ones, :mod:`.policy`).  The same rows are served as data by the ``/table`` and
+  ``/unverified_table`` API endpoints.  The results folder is validated and re-scored from the model specs at
   start (``CONTSTIM_LEADERBOARD_RESCORE=0`` skips re-scoring: every entry is then unverified).
 - **About**: what is measured and how submissions are checked.
 - **Submit**: upload a result JSON; it is validated by :mod:`.validate` (every score recomputed
@@ -26,10 +28,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, grouped_rows, load_entries
-from .site import slug
+from .board_html import panel_tables, slug
+from .policy import grouped_rows, load_entries
 from .table import COLUMNS, panels
-from .validate import MAX_BYTES, validate_files, verify
+from .validate import MAX_BYTES, validate_files
+from .verification import verify
 
 ENV_RESULTS = "CONTSTIM_LEADERBOARD_RESULTS"
 ENV_QUEUE = "CONTSTIM_LEADERBOARD_QUEUE"
@@ -72,8 +75,10 @@ its log-probabilities could have been fitted to the human choices.
 """
 
 SHOWN = {
-    "rank": "Rank",
+    "rank_text": "Rank",
     "model": "Model",
+    "comparison": "Ranked among",
+    "not_ranked": "Not ranked because",
     "selection": "Selection",
     "n_units": "Units",
     "accuracy": "Accuracy",
@@ -88,6 +93,15 @@ SHOWN = {
     "revision": "Revision",
 }
 """Columns of the app's table (keys of :data:`contstim_bench.leaderboard.table.COLUMNS`) -> header."""
+
+
+BOARD_COLUMNS = {
+    "rank_text": "Rank", "model": "Model", "selection": "Selection", "n_units": "Units", "accuracy": "Accuracy",
+    "accuracy_ceiling_lower": "Ceiling (lower)", "accuracy_ceiling_upper": "Ceiling (upper)",
+    "accuracy_normalised": "Normalised", "p_accuracy_vs_ceiling": "p vs ceiling", "p_accuracy_vs_leader": "p vs leader",
+    "srcs": "SRCS", "comparison": "Ranked among", "not_ranked": "not ranked",
+}
+"""The columns of the tables the page shows (the site's), for the legend under them."""
 
 
 def default_results_dir() -> Path:
@@ -109,6 +123,8 @@ def table_frame(rows: list[dict], label: str) -> pd.DataFrame:
     if not sub:
         raise ValueError(f"unknown panel {label!r}")
     frame = pd.DataFrame([{k: r[k] for k in SHOWN} for r in sub], columns=list(SHOWN))
+    frame["not_ranked"] = frame["not_ranked"].fillna("")
+    frame["rank_text"] = frame["rank_text"].replace("-", "\u2013")
     for col in frame.columns:
         if col.startswith("p_"):
             frame[col] = frame[col].map(_fmt_p)
@@ -142,6 +158,32 @@ def verified_frame(rows: list[dict], label: str) -> pd.DataFrame:
     if not any(r["experiment"] == exp and r["condition"] == cond for r in sub):
         return pd.DataFrame(columns=list(SHOWN.values()))
     return table_frame(sub, label)
+
+
+APP_CSS = """
+.contstim-board table { border-collapse: collapse; font-size: .86rem; margin: 6px 0 14px; }
+.contstim-board th, .contstim-board td { border-bottom: 1px solid #d9dde5; padding: 4px 8px; text-align: right; }
+.contstim-board th { white-space: nowrap; word-break: keep-all; overflow-wrap: normal; font-weight: 600; }
+.contstim-board td { white-space: nowrap; }
+.contstim-board td.text, .contstim-board th.text { text-align: left; }
+.contstim-board td.model { white-space: normal; min-width: 14rem; }
+.contstim-board .not-ranked { display: block; color: #5b6475; font-size: .8rem; }
+.contstim-board .note { color: #5b6475; font-size: .85rem; }
+.contstim-board .sig { color: #c0392b; font-weight: 600; }
+.contstim-board .table-wrap { overflow-x: auto; }
+.contstim-board .folds { display: none; }
+"""
+"""The app's styling of the site's tables: headers never break inside a word (they scroll
+sideways instead), model names wrap at ``_``/``-``/``.``/``/``, the reason a model is not ranked
+sits under its name."""
+
+
+def board_html(rows: list[dict], label: str) -> str:
+    """The site's ranking tables of one panel (``"experiment / condition"``)."""
+    exp, _, cond = label.partition(" / ")
+    if not any(r["experiment"] == exp and r["condition"] == cond for r in rows):
+        raise ValueError(f"unknown panel {label!r}")
+    return f'<style>{APP_CSS}</style><div class="contstim-board">{panel_tables(rows, exp, cond)}</div>'
 
 
 def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | None = None, rescore: bool = False) -> str:
@@ -217,15 +259,18 @@ def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | 
         with gr.Tabs():
             with gr.Tab("Leaderboard", id="leaderboard"):
                 panel = gr.Dropdown(labels, value=default, label="Experiment / condition")
-                table = gr.Dataframe(value=verified_frame(rows, default), interactive=False, wrap=True,
+                board = gr.HTML(value=board_html(rows, default))
+                panel.change(lambda lab: board_html(rows, lab), inputs=panel, outputs=board, api_name="board")
+                # the same rows as data, for API clients (the page shows the tables above)
+                table = gr.Dataframe(value=verified_frame(rows, default), interactive=False, visible=False,
                                      label="Ranking of the verified models")
                 panel.change(lambda lab: verified_frame(rows, lab), inputs=panel, outputs=table, api_name="table")
-                gr.Markdown(f"### {UNVERIFIED_TITLE}\n{UNVERIFIED_NOTE}")
-                unverified = gr.Dataframe(value=unverified_frame(rows, default), interactive=False, wrap=True,
+                unverified = gr.Dataframe(value=unverified_frame(rows, default), interactive=False, visible=False,
                                           label="Unverified models (ranked only among themselves)")
                 panel.change(lambda lab: unverified_frame(rows, lab), inputs=panel, outputs=unverified,
                              api_name="unverified_table")
-                gr.Markdown("Columns: " + "; ".join(f"**{label}**: {COLUMNS[key]}" for key, label in SHOWN.items()))
+                gr.Markdown("Columns: " + "; ".join(f"**{label}**: {COLUMNS[key]}" for key, label in BOARD_COLUMNS.items())
+                            + ". Click a model's name on the static site for its page.")
             with gr.Tab("About", id="about"):
                 gr.Markdown(ABOUT)
             with gr.Tab("Submit", id="submit"):

@@ -5,7 +5,7 @@
   differ from the submitted ones is **refused**: it is not listed.
 - A valid result is **verified** only when its model spec (pinning the revision when it has one)
   was loaded here and re-scored every sentence within the tolerance
-  (:func:`.validate.verify`).  Verified results are ranked together.
+  (:func:`.verification.verify`).  Verified results are ranked together.
 - Every other valid result is **unverified** (its spec cannot be loaded here, or re-scoring was
   skipped): it is listed in a separate, labelled table with the reason, ranked only among the
   unverified results, and never compared with or ranked against a verified one.
@@ -22,7 +22,8 @@ from pathlib import Path
 
 from .table import MEASURES, pairwise_matrix, panels, ranking_rows
 from .identity import identity
-from .validate import RESCORE_TOLERANCE, Checked, ValidationError, load_file, validate_and_rescore
+from .validate import RESCORE_TOLERANCE, Checked, ValidationError, load_file, result_paths
+from .verification import validate_and_rescore
 
 VERIFIED_TITLE = "Verified"
 UNVERIFIED_TITLE = "Unverified (not re-scored from their model spec; not ranked with the verified models)"
@@ -36,18 +37,14 @@ UNVERIFIED_NOTE = (
 def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets_dir=None, rescore: bool = True,
                  tolerance: float = RESCORE_TOLERANCE, options=None, log=None) -> list[Checked]:
     """Every ``*.json`` of ``results_dir`` (sorted by file name), validated and, with ``rescore``,
-    verified (:func:`.validate.validate_and_rescore`).
+    verified (:func:`.verification.validate_and_rescore`).
 
     ValidationError names every refused file (all files are checked first, so one bad file
     never hides another).  With ``validate=False`` nothing is checked and every entry is
     unverified.
     """
     folder = Path(results_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"results folder {folder} does not exist")
-    paths = sorted(folder.glob("*.json"))
-    if not paths:
-        raise FileNotFoundError(f"results folder {folder} has no *.json result file")
+    paths = result_paths(folder)
     if not validate:
         return [Checked(str(p), load_file(p), verification="unverified: the results were not validated (`leaderboard build --no-validate`)")
                 for p in paths]

@@ -20,34 +20,24 @@ Every string from a result file is HTML-escaped; nothing from a result is execut
 """
 from __future__ import annotations
 
-import html
 import json
-import re
-import math
 import os
 import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from .. import names
 from .._version import __version__
 from .identity import display_name, identity
-from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, VERIFIED_TITLE, grouped_matrices, grouped_rows, load_entries
+from .board_html import E, num, p_td, p_text, panel_id, panel_tables, slug, td
+from .policy import grouped_matrices, grouped_rows, load_entries
 from ..analysis.ranking import SHOWN_DIGITS
 from .table import COLUMNS, overview_rows, panels, rows_to_csv
-from .validate import RESCORE_TOLERANCE, ValidationError, load_file, validate_files
+from .validate import RESCORE_TOLERANCE, ValidationError, load_file, result_paths, validate_files
 
 STATIC = Path(__file__).with_name("static")
 TITLE = "contstim-bench leaderboard"
-SLUG_LENGTH = 80  # longest page name of a model
 PLOT_FORMATS = ("png", "svg")
-
-
-def slug(name: str) -> str:
-    """The page name of a model name (``hf-causal:gpt2`` -> ``hf-causal_gpt2``):
-    :func:`contstim_bench.names.slug` cut to :data:`SLUG_LENGTH` characters."""
-    return names.slug(name, max_length=SLUG_LENGTH)
 
 
 def load_results(results_dir: str | os.PathLike, validate: bool = True, datasets_dir=None) -> list[tuple[Path, dict]]:
@@ -57,11 +47,7 @@ def load_results(results_dir: str | os.PathLike, validate: bool = True, datasets
     invalid one raises :class:`~.validate.ValidationError` naming the file and the problems.
     """
     folder = Path(results_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"results folder {folder} does not exist")
-    paths = sorted(folder.glob("*.json"))
-    if not paths:
-        raise FileNotFoundError(f"results folder {folder} has no *.json result file")
+    paths = result_paths(folder)
     if validate:
         checked = validate_files(paths, datasets_dir=datasets_dir)
         bad = [c for c in checked if not c.ok]
@@ -69,36 +55,6 @@ def load_results(results_dir: str | os.PathLike, validate: bool = True, datasets
             raise ValidationError(bad[0].source, bad[0].problems + [f"({len(bad)} invalid file(s) in {folder})"])
         return [(Path(c.source), c.result) for c in checked]
     return [(p, load_file(p)) for p in paths]
-
-
-# --------------------------------------------------------------------------- formatting
-
-E = html.escape
-
-
-def _num(v, digits: int = 3) -> str:
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return ""
-    return f"{v:.{digits}f}"
-
-
-def _p(v) -> str:
-    if v is None:
-        return ""
-    return f"{v:.1e}" if v < 0.001 else f"{v:.3f}"
-
-
-def _td(value, text: str | None = None, cls: str = "") -> str:
-    data = "" if value is None or (isinstance(value, float) and math.isnan(value)) else value
-    klass = f' class="{cls}"' if cls else ""
-    shown = E(str(data)) if text is None else text
-    return f'<td{klass} data-value="{E(str(data))}">{shown}</td>'
-
-
-def _p_td(p, alpha: float = 0.05) -> str:
-    if p is None:
-        return _td(None, "&mdash;")
-    return _td(p, f'<span class="sig">{_p(p)}*</span>' if p < alpha else _p(p))
 
 
 def _page(title: str, body: str, root: str = "") -> str:
@@ -119,123 +75,6 @@ def _page(title: str, body: str, root: str = "") -> str:
 
 
 # --------------------------------------------------------------------------- pages
-
-TABLE_HEAD = [
-    # key, header, classes (text: left-aligned; a fold group: hidden when the group is folded)
-    ("rank", "Rank", ""),
-    ("model", "Model", "text"),
-    ("selection", "Selection", "text fold-about"),
-    ("n_units", "Units", "fold-about"),
-    ("accuracy", "Accuracy", ""),
-    ("accuracy_ceiling", "Ceiling (lower&ndash;upper)", "fold-acc"),
-    ("accuracy_normalised", "Normalised", "fold-acc"),
-    ("p_accuracy_vs_ceiling", "p vs ceiling", "fold-acc"),
-    ("p_accuracy_vs_leader", "p vs leader", "fold-acc"),
-    ("srcs", "SRCS", ""),
-    ("srcs_ceiling", "Ceiling (lower&ndash;upper)", "fold-srcs"),
-    ("p_srcs_vs_ceiling", "p vs ceiling", "fold-srcs"),
-    ("p_srcs_vs_leader", "p vs leader", "fold-srcs"),
-]
-"""The ranking table's columns, in order."""
-
-GROUPS = [
-    # group header, fold class (None: never folds), number of columns
-    ("", None, 2),
-    ("About the run", "fold-about", 2),
-    ("Accuracy", "fold-acc", 5),
-    ("SRCS", "fold-srcs", 4),
-]
-"""The header row above the columns: groups whose detail columns fold (``app.js`` folds them,
-SRCS first, while the table is wider than the page; a button unfolds a group)."""
-FOLD_ORDER = ("fold-srcs", "fold-acc", "fold-about")
-
-
-def _panel_id(exp: str, cond: str) -> str:
-    return f"panel-{slug(exp)}-{slug(cond)}"
-
-
-def _group_row() -> str:
-    """The header row of the column groups (``data-span``/``data-folded-span``: columns shown
-    unfolded/folded; ``app.js`` sets ``colspan`` and hides a group left without columns)."""
-    cells = []
-    for label, fold, n in GROUPS:
-        if fold is None:
-            cells.append(f'<th colspan="{n}" class="group"></th>')
-            continue
-        detail = sum(1 for _, _, cls in TABLE_HEAD if fold in cls.split())
-        cells.append(f'<th colspan="{n}" class="group" data-group="{fold}" data-span="{n}" '
-                     f'data-folded-span="{n - detail}" scope="colgroup">{E(label)}</th>')
-    return '<tr class="groups">' + "".join(cells) + "</tr>"
-
-
-FOLD_LABELS = {"fold-acc": "accuracy details", "fold-srcs": "SRCS details", "fold-about": "selection and units"}
-
-
-def _fold_buttons() -> str:
-    """Buttons that show or hide each column group's detail columns (``app.js``)."""
-    buttons = "".join(
-        f'<button type="button" class="fold" data-fold="{fold}" aria-pressed="true">{E(FOLD_LABELS[fold])}</button>'
-        for fold in reversed(FOLD_ORDER)
-    )
-    return f'<div class="folds">Columns: {buttons}</div>'
-
-
-def _breakable(name: str) -> str:
-    """A model name as HTML that may wrap after ``_``, ``-``, ``.`` and ``/`` (``<wbr>``)."""
-    return re.sub(r"([_./-])", r"\1<wbr>", E(name))
-
-
-def _rank_text(row: dict) -> str:
-    """The rank as every door shows it (``N``, ``=N``, or a dash when not ranked)."""
-    return "&ndash;" if row.get("rank") is None else E(row["rank_text"])
-
-
-def _ranking_table(rows: list[dict], pages: dict[str, str], kind: str = "verified") -> str:
-    head = "".join(
-        f'<th class="sortable {cls}" data-key="{key}" scope="col">{label}</th>' for key, label, cls in TABLE_HEAD
-    )
-    klass = {key: cls for key, _, cls in TABLE_HEAD}
-
-    def cell(key: str, html_td: str) -> str:
-        extra = " ".join(c for c in klass[key].split() if c.startswith("fold-"))
-        if not extra:
-            return html_td
-        if html_td.startswith("<td class=\""):
-            return html_td.replace('<td class="', f'<td class="{extra} ', 1)
-        return html_td.replace("<td", f'<td class="{extra}"', 1)
-
-    body = []
-    for r in rows:
-        page = pages[r["identity"]]
-        tied = ' title="tied: equal accuracy at the shown precision"' if r.get("tied") else ""
-        why = f'<span class="not-ranked">not ranked: {E(r["not_ranked"])}</span>' if r.get("not_ranked") else ""
-        rank_value = r["rank"] if r.get("rank") is not None else 10**6
-        cells = [
-            cell("rank", f'<td data-value="{rank_value}"{tied}>{_rank_text(r)}</td>'),
-            cell("model", _td(r["model"], f'<a href="models/{E(page)}.html" title="{E(r["spec"])}">{_breakable(r["model"])}</a>'
-                                          f'{why}', "text model")),
-            cell("selection", _td(r["selection"], cls="text")),
-            cell("n_units", _td(r["n_units"])),
-            cell("accuracy", _td(r["accuracy"], _num(r["accuracy"]))),
-            cell("accuracy_ceiling", _td(r["accuracy_ceiling_lower"],
-                                         f'{_num(r["accuracy_ceiling_lower"])}&ndash;{_num(r["accuracy_ceiling_upper"])}')),
-            cell("accuracy_normalised", _td(r["accuracy_normalised"], _num(r["accuracy_normalised"]))),
-            cell("p_accuracy_vs_ceiling", _p_td(r["p_accuracy_vs_ceiling"])),
-            cell("p_accuracy_vs_leader", _p_td(r["p_accuracy_vs_leader"])),
-            cell("srcs", _td(r["srcs"], _num(r["srcs"]))),
-            cell("srcs_ceiling", _td(r["srcs_ceiling_lower"],
-                                     f'{_num(r["srcs_ceiling_lower"])}&ndash;{_num(r["srcs_ceiling_upper"])}')),
-            cell("p_srcs_vs_ceiling", _p_td(r["p_srcs_vs_ceiling"])),
-            cell("p_srcs_vs_leader", _p_td(r["p_srcs_vs_leader"])),
-        ]
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return (
-        f'<div class="fold-scope">{_fold_buttons()}<div class="table-wrap"><table class="sortable-table ranking {kind}">'
-        f'<thead>{_group_row()}<tr class="columns">{head}</tr></thead>\n<tbody>\n' + "\n".join(body)
-        + "\n</tbody></table></div></div>"
-    )
-
-
 def _overview_table(rows: list[dict], pages: dict[str, str]) -> str:
     """One row per model, one column group per experiment and round (condition ``all``)."""
     groups, models = overview_rows(rows)
@@ -252,8 +91,8 @@ def _overview_table(rows: list[dict], pages: dict[str, str]) -> str:
             if v is None:
                 cells.append('<td colspan="4" class="absent">not evaluated</td>')
                 continue
-            cells += [_td(v["accuracy"], _num(v["accuracy"])), _td(v["accuracy_normalised"], _num(v["accuracy_normalised"])),
-                      _td(v["srcs"], _num(v["srcs"])), _td(v["n_trials"])]
+            cells += [td(v["accuracy"], num(v["accuracy"])), td(v["accuracy_normalised"], num(v["accuracy_normalised"])),
+                      td(v["srcs"], num(v["srcs"])), td(v["n_trials"])]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         '<section id="overview"><h2>Every model on every experiment and round</h2>\n'
@@ -276,23 +115,10 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
     labelled table (rows carry ``verified``; rows without it count as verified)."""
     options, sections = [], []
     for exp, cond in panels(results):
-        pid = _panel_id(exp, cond)
+        pid = panel_id(exp, cond)
         sel = " selected" if (exp, cond) == _default_panel(results) else ""
         options.append(f'<option value="{pid}"{sel}>{E(exp)} / {E(cond)}</option>')
-        panel_rows = [r for r in rows if r["experiment"] == exp and r["condition"] == cond]
-        verified = [r for r in panel_rows if r.get("verified", True)]
-        unverified = [r for r in panel_rows if not r.get("verified", True)]
-        parts = [f'<section class="panel" id="{pid}"><h2>Experiment {E(exp)} &middot; {E(cond)}</h2>']
-        if verified:
-            parts.append(f'<h3 class="verified">{E(VERIFIED_TITLE)}</h3>' + _group_tables(verified, pages))
-        else:
-            parts.append('<p class="note">No verified model in this panel.</p>')
-        if unverified:
-            parts.append(
-                f'<h3 class="unverified">{E(UNVERIFIED_TITLE)}</h3>'
-                f'<p class="note unverified">{E(UNVERIFIED_NOTE)}</p>\n' + _group_tables(unverified, pages, "unverified")
-            )
-        sections.append("\n".join(parts) + "</section>")
+        sections.append(panel_tables(rows, exp, cond, pages))
     body = (
         _overview_table(rows, pages) + "\n"
         '<div class="controls"><label for="panel-select">Experiment / condition:</label>'
@@ -309,33 +135,6 @@ def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:
         + "\n".join(sections)
     )
     return _page(TITLE, body)
-
-
-def _group_tables(rows: list[dict], pages: dict[str, str], kind: str = "verified") -> str:
-    """One ranking table per comparison group of a panel's rows (models are ranked only like for
-    like: :func:`contstim_bench.analysis.ranking.rank_models`), each with its leaders."""
-    groups = list(dict.fromkeys(r["comparison"] for r in rows))
-    parts = []
-    for group in groups:
-        sub = [r for r in rows if r["comparison"] == group]
-        head = f'<h4 class="comparison">Ranked among the models on {E(group)}</h4>' if len(groups) > 1 else ""
-        parts.append(f'{head}<p class="note">{_leaders_note(sub)} {len(sub)} models.</p>\n' + _ranking_table(sub, pages, kind))
-    return "\n".join(parts)
-
-
-def _leaders_note(panel_rows: list[dict]) -> str:
-    """Who leads by accuracy: every model of rank 1 (tied ones named together, by name), and the
-    SRCS leader (the reference of the p vs leader tests); why no model is ranked otherwise."""
-    first = [r for r in panel_rows if r["rank"] == 1]
-    if not first:
-        return f"Not ranked: {E(panel_rows[0]['not_ranked'] or '')}."
-    acc = _num(first[0]["accuracy"])
-    if len(first) > 1:
-        names = ", ".join(f"<b>{E(r['model'])}</b>" for r in first)
-        lead = f"Tied first by accuracy ({acc}): {names} (p vs leader: against {E(first[0]['accuracy_leader'])})."
-    else:
-        lead = f"Leader by accuracy: <b>{E(first[0]['model'])}</b> ({acc})."
-    return f"{lead} Leader by SRCS: <b>{E(panel_rows[0]['srcs_leader'])}</b>."
 
 
 def _default_panel(results: list[dict]) -> tuple[str, str]:
@@ -373,8 +172,8 @@ def matrix_page(matrices: list[dict]) -> str:
                     continue
                 cls = "sigcell" if p < m["alpha"] else ""
                 sign = "+" if d > 0 else "&minus;" if d < 0 else "="
-                cells.append(f'<td class="{cls}" title="delta {d:+.4f}">{sign} {_p(p)}</td>')
-            rows.append(f'<tr><th scope="row" class="text">{E(name)} ({_num(m["scores"][i])})</th>{"".join(cells)}</tr>')
+                cells.append(f'<td class="{cls}" title="delta {d:+.4f}">{sign} {p_text(p)}</td>')
+            rows.append(f'<tr><th scope="row" class="text">{E(name)} ({num(m["scores"][i])})</th>{"".join(cells)}</tr>')
         group = "" if m.get("verified", True) else ' &middot; <span class="unverified">unverified models only</span>'
         parts.append(
             f'<h3>{E(m["experiment"])} / {E(m["condition"])} &middot; {E(m["measure"])}{group}</h3>'
@@ -409,10 +208,10 @@ def _scores_table(conds: dict) -> str:
         a, s = e["accuracy_noise_ceiling"], e["srcs_noise_ceiling"]
         body.append(
             f"<tr><td class='text'>{E(cond)}</td><td class='text'>{E(str(e.get('selection', '')))}</td>"
-            f"<td>{e.get('n_units', '')}</td><td>{e.get('n_trials', '')}</td><td>{_num(e['accuracy'])}</td>"
-            f"<td>{_num(a['lower'])}&ndash;{_num(a['upper'])}</td>{_p_td(e['p_vs_lower_ceiling']['accuracy'])}"
-            f"<td>{_num(e['srcs'])}</td><td>{_num(s['lower'])}&ndash;{_num(s['upper'])}</td>"
-            f"{_p_td(e['p_vs_lower_ceiling']['srcs'])}</tr>"
+            f"<td>{e.get('n_units', '')}</td><td>{e.get('n_trials', '')}</td><td>{num(e['accuracy'])}</td>"
+            f"<td>{num(a['lower'])}&ndash;{num(a['upper'])}</td>{p_td(e['p_vs_lower_ceiling']['accuracy'])}"
+            f"<td>{num(e['srcs'])}</td><td>{num(s['lower'])}&ndash;{num(s['upper'])}</td>"
+            f"{p_td(e['p_vs_lower_ceiling']['srcs'])}</tr>"
         )
     return f"<table><thead>{head}</thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -431,7 +230,7 @@ def _head_to_head_table(cond: str, e: dict) -> str:
                         f"<td></td><td></td><td class='text'>{verdict}</td></tr>")
             continue
         rows.append(f"<tr><td class='text'>{E(ref)}</td><td class='text'>{E(h['selection'])}</td><td>{pairs}</td>"
-                    f"<td>{_num(h['share'])}</td>{_p_td(h['p_bh'])}<td class='text'>{E(str(h['better']))}</td></tr>")
+                    f"<td>{num(h['share'])}</td>{p_td(h['p_bh'])}<td class='text'>{E(str(h['better']))}</td></tr>")
     return (
         f"<h3>{E(cond)}: head-to-head with the reference models</h3><p class='note'>On the same trials, those "
         "where the two models prefer different sentences: the share of participants' choices that went to this "
@@ -450,8 +249,8 @@ def _comparisons_table(cond: str, e: dict) -> str:
     for ref, c in comps.items():
         rows.append(
             f"<tr><td class='text'>{E(ref)}</td><td class='text'>{E(str(c.get('selection', '')))}</td>"
-            f"<td>{_num(c.get('accuracy'))}</td><td>{c.get('accuracy_delta', 0):+.3f}</td>{_p_td(c.get('accuracy_p_bh'))}"
-            f"<td>{_num(c.get('srcs'))}</td><td>{c.get('srcs_delta', 0):+.3f}</td>{_p_td(c.get('srcs_p_bh'))}</tr>"
+            f"<td>{num(c.get('accuracy'))}</td><td>{c.get('accuracy_delta', 0):+.3f}</td>{p_td(c.get('accuracy_p_bh'))}"
+            f"<td>{num(c.get('srcs'))}</td><td>{c.get('srcs_delta', 0):+.3f}</td>{p_td(c.get('srcs_p_bh'))}</tr>"
         )
     return (
         f"<h3>{E(cond)}: per-unit scores vs reference models (like for like)</h3><table><thead><tr><th class='text'>Reference</th><th class='text'>Selection</th>"

@@ -36,7 +36,7 @@ from collections.abc import Sequence
 import pandas as pd
 from ..analysis.accuracy import DEFAULT_TIES
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
-from ..analysis.ranking import SHOWN_DIGITS, comparison_group, rank_models, rank_text, shown
+from ..analysis.ranking import SHOWN_DIGITS, comparison_group, rank_models, rank_text
 from ..schema import TRIAL_TYPES
 from ..spreadsheet import safe_cell
 from .identity import display_name, identity

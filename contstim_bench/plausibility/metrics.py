@@ -55,6 +55,15 @@ PAIR_COLUMNS = ("subset", "pair_id", "item", "voice", "sentence_plausible", "sen
 
 # --------------------------------------------------------------------------- Experiment 1
 
+
+def _subsets(pairs):
+    """(subset, its rows as a boolean mask) for each Experiment 1 subset that has pairs, in the
+    order of :data:`EXPERIMENT1_SUBSETS`."""
+    for subset in EXPERIMENT1_SUBSETS:
+        sel = (pairs.subset == subset).to_numpy()
+        if sel.any():
+            yield subset, sel
+
 def experiment1_pairs(eventsadapt: Any = None, dtfit: Any = None) -> pd.DataFrame:
     """All Experiment 1 minimal pairs in one frame (columns :data:`PAIR_COLUMNS`).
 
@@ -148,10 +157,7 @@ def experiment1_accuracy(pairs: pd.DataFrame, hits: np.ndarray, chance: float = 
         raise ValueError(f"Experiment 1: {hits.shape[0]} hits for {len(pairs)} pairs")
     human = pair_hits(pairs.human_mean_plausible, pairs.human_mean_implausible, "human mean ratings")
     out: dict[str, dict] = {}
-    for subset in EXPERIMENT1_SUBSETS:
-        sel = (pairs.subset == subset).to_numpy()
-        if not sel.any():
-            continue
+    for subset, sel in _subsets(pairs):
         res = {}
         for voice in ("active", "passive"):
             v = sel & (pairs.voice == voice).to_numpy()
@@ -211,10 +217,7 @@ def answer_accuracy(pairs: pd.DataFrame, hits: np.ndarray, valid: np.ndarray, ch
     if hits.shape != valid.shape or hits.shape[0] != len(pairs):
         raise ValueError(f"hits {hits.shape} and valid {valid.shape} must match {len(pairs)} pairs")
     out: dict[str, dict] = {}
-    for subset in EXPERIMENT1_SUBSETS:
-        sel = (pairs.subset == subset).to_numpy()
-        if not sel.any():
-            continue
+    for subset, sel in _subsets(pairs):
         res = {}
         for voice in ("active", "passive", "both"):
             v = sel if voice == "both" else sel & (pairs.voice == voice).to_numpy()

@@ -38,7 +38,8 @@ from pathlib import Path
 import numpy as np
 
 from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
-from .causal_prefix import SharedPrefixScoring, tile_cache
+from .causal_bounds import tile_cache
+from .causal_prefix import SharedPrefixScoring
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
 from .spec import format_spec
 from .hf_loading import (

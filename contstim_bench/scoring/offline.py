@@ -22,11 +22,11 @@ import importlib.metadata
 import importlib.util
 import json
 import os
-import shutil
 import sys
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
+
+from ..staging import staged_folder
 
 ENV_MODELS = "CONTSTIM_MODELS"
 MARKER = "contstim_offline.json"
@@ -227,9 +227,7 @@ def model_dir(name: str, *, progress: bool = True) -> Path:
     with FileLock(str(root / f".{final.name}.lock")):
         if _complete(final):  # another process converted it while this one waited
             return final
-        tmp = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=root))
-        os.chmod(tmp, 0o755)
-        try:
+        with staged_folder(final, prefix=f".{model.name}-", mode=0o755) as tmp:
             (_convert_in_child if _distributed() else _convert)(model, gguf, tmp, progress)
             missing = _model_files_missing(tmp)
             if missing:
@@ -244,11 +242,6 @@ def model_dir(name: str, *, progress: bool = True) -> Path:
                 "start_token": model.start_token,
                 "license": model.license,
             }
+            # an incomplete folder left at final (copied by hand, an older version) is replaced
             (tmp / MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
-            if final.exists():  # an incomplete folder (copied by hand, an older version): replace it
-                shutil.rmtree(final)
-            os.replace(tmp, final)
-        finally:
-            if tmp.exists():
-                shutil.rmtree(tmp, ignore_errors=True)
     return final

@@ -3,7 +3,9 @@
 evaluate's own ``launch_gradio_widget`` uses the Gradio 3 API (``gr.inputs``), which current
 Gradio no longer has, so the widget is built here with ``gr.Interface``.  The table's columns are
 the metric's features; its example is the card's worked example (three participants, two pairs).
-``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` choose where it listens.
+``GRADIO_SERVER_NAME`` / ``GRADIO_SERVER_PORT`` choose where it listens.  The cells reach the
+metric as they were entered (nothing rounded or truncated); when the metric refuses them, its
+message is what the user sees.  API: ``/compute`` (table, model_name) -> JSON text.
 """
 import glob
 import json
@@ -63,6 +65,7 @@ demo = gr.Interface(
     title=f"Metric: {module.name}",
     description=module.info.description,
     flagging_mode="never",
+    api_name="compute",
 )
 
 if __name__ == "__main__":
