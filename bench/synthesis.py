@@ -56,7 +56,7 @@ def main(argv=None) -> int:
     from contstim_bench.generate.inputs import choose_start_sentences, load_pool, load_vocabulary
     from contstim_bench.generate.natural_ilp import load_function_words
     from contstim_bench.generate.pairing import ModelEntry
-    from contstim_bench.generate.runner import job_seed
+    from contstim_bench.generate.synthetic_run import job_seed
     from contstim_bench.generate.synthetic import SearchModel, SearchSettings, synthesize_triplet
     from contstim_bench.generate.triplet_table import OUTPUT_COLUMNS
     from contstim_bench.scoring.registry import load_scorer

@@ -18,7 +18,7 @@ from .benchmarks.contstim import ContstimExperiment
 from .benchmarks.contstim_compare import compare_logprobs, experiment_sentences
 from .driver import RunOptions, set_threads
 from .results import default_plots_dir
-from .schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
+from .study import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.named import parse_named_specs
 from .scoring.parallel import is_main_process
@@ -175,7 +175,8 @@ def compare_models(
     have a recorded log-probability for every sentence of its trials).  Returns the dict of
     :func:`contstim_bench.benchmarks.contstim_compare.compare_logprobs` (head-to-head and
     agreement matrices per condition); ``output``: a folder for its JSON, CSVs, tables and
-    figures (:func:`contstim_bench.report.matrices.write_comparison`).
+    figures (:func:`contstim_bench.report.matrices.write_comparison`), or, ending in ``.json``,
+    the one JSON file.
     """
     from .results import read_result
 
@@ -223,8 +224,11 @@ def compare_models(
             logprobs[ref], specs[ref] = values, f"round {experiment}: {ref}'s recorded log-probabilities"
     comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
     if output is not None and is_main_process():
-        from .report.matrices import write_comparison
+        from .report.matrices import write_comparison, write_comparison_json
 
-        paths = write_comparison(comparison, output)
-        log(f"wrote {len(paths)} files to {Path(output)}")
+        if Path(output).suffix.lower() == ".json":  # the output convention of every command: one file
+            log(f"wrote {write_comparison_json(comparison, output)}")
+        else:
+            paths = write_comparison(comparison, output)
+            log(f"wrote {len(paths)} files to {Path(output)}")
     return comparison

@@ -93,7 +93,7 @@ def split_experiments(experiments: Sequence[str] | str | None) -> tuple[list[str
     a name that is neither, and for rounds mixed with experiments (a round is a benchmark of its
     own, with a result of its own)."""
     from .data.rounds import round_name
-    from .schema import EXPERIMENTS
+    from .study import EXPERIMENTS
 
     if experiments is None:
         return None, []

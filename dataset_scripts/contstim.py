@@ -3,7 +3,7 @@
 
     python dataset_scripts/contstim.py [--source DIR] [--out DIR] [--main-results FILE]
 
-``--source``: folder holding the raw files (default: $CONTSTIM_DATA_DIR, ../shared/data next to
+``--source``: folder holding the raw files (default: $CONTSTIM_RAW_DATA, ../shared/data next to
 a checkout, the user cache, then download at the pinned commit).  ``--out``: output folder
 (default: $CONTSTIM_DATASETS); the dataset is written to ``OUT/contstim``.  ``--main-results``:
 a main-experiment results CSV in the raw Gorilla layout used instead of the pinned upstream file

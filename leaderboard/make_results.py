@@ -29,7 +29,7 @@ from contstim_bench.benchmarks.registry import rounds
 from contstim_bench.leaderboard.site import slug
 from contstim_bench.leaderboard.validate import validate_files
 from contstim_bench.results import write_result
-from contstim_bench.schema import PLL_MODELS
+from contstim_bench.study import PLL_MODELS
 
 HERE = Path(__file__).resolve().parent
 EXPERIMENT = "pll"

@@ -31,7 +31,7 @@ def pytest_sessionstart(session):
     folder = sources.local_data_dir()
     if folder is None or not folder.is_dir():
         pytest.exit(f"no raw data folder: the tests read the real data (the contstimlang files, BLiMP, ...) "
-                    f"and download nothing; set ${sources.ENV_DATA_DIR} to the folder that holds it, or put "
+                    f"and download nothing; set ${sources.ENV_RAW_DATA} to the folder that holds it, or put "
                     f"it at ../shared/data beside the checkout", returncode=4)
 
 
@@ -58,14 +58,14 @@ def datasets(tmp_path_factory):
 @pytest.fixture(scope="session")
 def raw_data_dir() -> Path:
     """The raw data folder, found as the package finds it
-    (:func:`contstim_bench.data.sources.local_data_dir`: ``$CONTSTIM_DATA_DIR``, then
+    (:func:`contstim_bench.data.sources.local_data_dir`: ``$CONTSTIM_RAW_DATA``, then
     ``../shared/data`` next to the checkout).  Tests that read the raw folder itself use this,
     never a path of their own."""
     from contstim_bench.data import sources
 
     folder = sources.local_data_dir()
     if folder is None or not folder.is_dir():
-        pytest.skip(f"no raw data folder: set ${sources.ENV_DATA_DIR} or put the data at ../shared/data")
+        pytest.skip(f"no raw data folder: set ${sources.ENV_RAW_DATA} or put the data at ../shared/data")
     return folder
 
 

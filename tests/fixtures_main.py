@@ -19,7 +19,7 @@ import pandas as pd
 
 from contstim_bench.data import build_contstim as bc
 from contstim_bench.data import safe_pickle, sources
-from contstim_bench.schema import MAIN_MODELS
+from contstim_bench.study import MAIN_MODELS
 
 RESPONSE_TEXT = {1: "Very confident", 2: "Confident", 3: "Somewhat confident", 4: "Somewhat confident",
                  5: "Confident", 6: "Very confident"}

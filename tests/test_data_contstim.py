@@ -17,7 +17,7 @@ from contstim_bench.data.contstim_tables import pool_table, read_lines, sentence
 from contstim_bench.data.contstim_trials import align_trials, pair_id, targeting_from_stimuli
 from contstim_bench.data.load import card_warnings
 from contstim_bench.data.writer import read_fingerprint, write_dataset
-from contstim_bench.schema import ALL_REFERENCE_MODELS, MAIN_MODELS, PLL_MODELS, TRIAL_COLUMNS, TRIAL_TYPES
+from contstim_bench.study import ALL_REFERENCE_MODELS, MAIN_MODELS, PLL_MODELS, TRIAL_COLUMNS, TRIAL_TYPES
 
 from fixtures_main import link_source_dir, write_main_fixture
 
@@ -453,7 +453,7 @@ def test_data_layer_imports_run_one_way():
 
     code = ("import sys, contstim_bench.data.builders as b; "
             "assert 'contstim_bench.data.load' not in sys.modules; "
-            "from contstim_bench.data.load import default_datasets_dir, ENV_DATASETS, dataset_dir, fingerprint; "
+            "from contstim_bench.data.load import default_datasets_dir, ENV_DATASETS, dataset_folder, fingerprint; "
             "from contstim_bench.data import paths; assert default_datasets_dir is paths.default_datasets_dir")
     subprocess.run([sys.executable, "-c", code], check=True)
 

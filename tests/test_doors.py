@@ -125,7 +125,6 @@ def _csv_rows(site: Path, spec: str) -> dict[str, dict]:
 def test_summary_result_and_leaderboard_agree(doors, sites):
     for key, door in doors.items():
         result, summary = door["result"], _summary_rows(door["summary"])
-        name = result["model"]["name"]
         rows = _csv_rows(sites[key], result["model"]["spec"])
         page = (sites[key] / "index.html").read_text(encoding="utf-8")
         data = (sites[key] / "data.js").read_text(encoding="utf-8")

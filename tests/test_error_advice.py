@@ -310,7 +310,7 @@ def test_every_flag_in_a_help_text_exists():
 
 def test_a_wrong_suggestion_is_caught():
     """The check fails for the advice of issue 18 (evaluate has no --source)."""
-    wrong = "put it at <data dir>/x.csv (or pass --source DIR / set $CONTSTIM_DATA_DIR)"
+    wrong = "put it at <data dir>/x.csv (or pass --source DIR / set $CONTSTIM_RAW_DATA)"
     problems = _problems_of("contstim_bench.data.sources", 1, wrong)
     assert problems and "`contstim " in problems[0] and "evaluate" in problems[0] and "has no --source" in problems[0]
     assert _problems_of("contstim_bench.data.sources", 1, "run `contstim data build --source DIR`") == []

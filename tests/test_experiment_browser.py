@@ -23,7 +23,7 @@ from playwright.sync_api import sync_playwright  # noqa: E402
 
 from contstim_bench.data.build_contstim import load_trials  # noqa: E402
 from contstim_bench.data.contstim_trials import pair_id  # noqa: E402
-from contstim_bench.data.design import design_from_trials, validate_design  # noqa: E402
+from contstim_bench.data.design_file import design_from_trials, validate_design  # noqa: E402
 from contstim_bench.experiment.export import export_experiment  # noqa: E402
 from contstim_bench.experiment.ingest import ingest_to_dataset  # noqa: E402
 

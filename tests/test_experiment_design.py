@@ -10,7 +10,7 @@ import pytest
 
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.build_contstim import load_trials
-from contstim_bench.data.design import (
+from contstim_bench.data.design_file import (
     DESIGN_COLUMNS,
     design_from_trials,
     design_schema,

@@ -15,11 +15,11 @@ from contstim_bench.analysis.evaluation import evaluate_logprobs
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.build_contstim import load_trials
 from contstim_bench.data.contstim_trials import pair_id, trials_schema
-from contstim_bench.data.design import design_from_trials
+from contstim_bench.data.design_file import design_from_trials
 from contstim_bench.experiment.export import export_experiment
 from contstim_bench.experiment.ingest import catch_correct, ingest, ingest_to_dataset
 from contstim_bench.experiment.server import create_app
-from contstim_bench.schema import TRIAL_COLUMNS
+from contstim_bench.study import TRIAL_COLUMNS
 from contstim_bench.scoring.precomputed import reference_table
 
 REPLAYED = [f"pll-s{i:02d}" for i in range(8)]  # published participants replayed unchanged
@@ -91,7 +91,7 @@ def test_published_participants_pass_the_catch_rule(pll):
 def test_rows_in_trials_layout(ingested):
     t = ingested.trials
     assert list(t.columns) == list(TRIAL_COLUMNS)
-    table = pq.read_table(ingested.dataset_dir / "trials" / "web.parquet")
+    table = pq.read_table(ingested.dataset_folder / "trials" / "web.parquet")
     assert table.schema.equals(trials_schema())
     assert table.num_rows == len(t) == 9 * 132
     assert set(t["experiment"]) == {"web"}
@@ -135,7 +135,7 @@ def test_exclusion_rule(ingested):
 
 
 def test_card_records_source_and_date(ingested, db):
-    card = (ingested.dataset_dir / "README.md").read_text()
+    card = (ingested.dataset_folder / "README.md").read_text()
     assert f"source_db_sha256: {sha256(db)}" in card
     assert "ingested_at: '20" in card or "ingested_at: 20" in card
     assert "EXCLUDED web-p010 (group 1): catch trials: chose the natural sentence in 10 of 12" in card
@@ -200,5 +200,5 @@ def test_bad_inputs(tmp_path, db):
         ingest_to_dataset(db, tmp_path / "out", "x", min_catch_correct=13, on_ingested=seen.append)
     # the caller saw every participant (all excluded) before the write was refused
     [result] = seen
-    assert len(result.participants) == 11 and len(result.excluded) == 11 and result.dataset_dir is None
+    assert len(result.participants) == 11 and len(result.excluded) == 11 and result.dataset_folder is None
     assert not (tmp_path / "out").exists()

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from contstim_bench.data.build_contstim import load_trials
-from contstim_bench.data.design import design_from_trials, validate_design
+from contstim_bench.data.design_file import design_from_trials, validate_design
 from contstim_bench.experiment.export import export_experiment, load_experiment
 from contstim_bench.experiment.server import create_app
 

@@ -12,18 +12,18 @@ import pytest
 
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.contstim_trials import pair_id
-from contstim_bench.data.load import dataset_dir
+from contstim_bench.data.load import dataset_folder
 from contstim_bench.generate.design import DESIGN_TRIAL_COLUMNS, build_design
 from contstim_bench.generate.inputs import load_pool
 from contstim_bench.generate.triplet_table import read_triplets
-from contstim_bench.schema import MAIN_MODELS, TRIAL_COLUMNS
+from contstim_bench.study import MAIN_MODELS, TRIAL_COLUMNS
 
 CONDITIONS = {("N", "S1"), ("N", "S2"), ("S1", "S2"), ("N1", "N2")}
 
 
 @pytest.fixture(scope="module")
 def published():
-    folder = dataset_dir("contstim")
+    folder = dataset_folder("contstim")
     natural = pd.read_parquet(folder / "natural_controversial_pairs" / "main.parquet")
     triplets = read_triplets("contstim:main")
     triplets = triplets[triplets["selected_for_human_testing"]].reset_index(drop=True)
@@ -148,7 +148,7 @@ def test_generate_natural_select_design_chain(tmp_path, capsys):
                      "--catch-trials", "12", "--seed", "3", "--output", str(tmp_path / "design")]) == 0
     out = capsys.readouterr().out
     assert "3 groups" in out
-    from contstim_bench.data.design import read_design
+    from contstim_bench.data.design_file import read_design
 
     design = read_design(tmp_path / "design")
     assert design["group"].nunique() == 3

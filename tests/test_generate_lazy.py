@@ -70,9 +70,9 @@ def setup(tmp_path_factory):
         assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", str(order), "--output", str(arpa)]) == 0
         specs[name] = f"kenlm:{arpa}"
     specs["tiny"] = f"hf-causal:{save_tiny_causal_lm(tmp / 'tiny', train)}"
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
 
-    freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
+    freq = pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet")
     freq = freq.sort_values("frequency", ascending=False, kind="stable")
     vocab = Vocabulary(tuple(freq.loc[freq["capitalized"], "word"].head(150)),
                        tuple(freq.loc[~freq["capitalized"], "word"].head(300)), "top 150/300")
@@ -240,14 +240,14 @@ def test_masked_search_stops_after_five_evaluations_that_did_not_lower_the_loss(
 
 
 def test_vocabulary_size_keeps_the_most_frequent_words(setup, tmp_path):
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
     from contstim_bench.generate.inputs import load_vocabulary
 
     top = load_vocabulary(size=300)  # no function words kept: exactly the 300 most frequent of each list
     # the table's (alphabetical) order is kept; the set is the fixture's frequency-ordered top 300 / 150
     assert set(top.rest) == set(setup["vocab"].rest) and set(setup["vocab"].first) <= set(top.first)
     assert len(top.first) == len(top.rest) == 300 and "300 most frequent" in top.source
-    freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet").set_index("word")["frequency"]
+    freq = pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet").set_index("word")["frequency"]
     assert freq[list(top.rest)].min() >= freq[[w for w in load_vocabulary().rest if w not in top.rest]].max()
     words = tmp_path / "words.txt"
     words.write_text("b\na\nc\n", encoding="utf-8")

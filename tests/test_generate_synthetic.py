@@ -47,9 +47,9 @@ def data(tmp_path_factory):
         assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", str(order), "--output", str(arpa)]) == 0
         models[name] = f"kenlm:{arpa}"
     vocab = load_vocabulary()
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
 
-    freq = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
+    freq = pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet")
     return {"tmp": tmp, "held": held, "models": models, "vocab": vocab,
             "freq": freq.sort_values("frequency", ascending=False, kind="stable"),
             "fw": load_function_words()}

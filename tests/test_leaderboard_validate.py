@@ -235,10 +235,10 @@ def test_fingerprints_are_the_data_layers_content_fingerprints(datasets):
     """known.py hashes with the data layer's one table digest: the experiment fingerprint is the
     dataset-fingerprint formula over the two tables' digests recorded at build time, and a build
     without the main experiment's human data has a registered dataset fingerprint on any machine."""
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
     from contstim_bench.data.writer import dataset_fingerprint, read_fingerprint
 
-    meta = read_fingerprint(dataset_dir("contstim", datasets))
+    meta = read_fingerprint(dataset_folder("contstim", datasets))
     two = {k: meta["tables"][k] for k in ("trials/pll", "sentences/pll")}
     assert known.experiment_fingerprint("pll", datasets) == dataset_fingerprint(two)
     assert meta["fingerprint"] == dataset_fingerprint(meta["tables"])

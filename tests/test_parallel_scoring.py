@@ -18,7 +18,7 @@ pytest.importorskip("accelerate")
 torch = pytest.importorskip("torch")
 
 from contstim_bench.cli import main as cli_main  # noqa: E402
-from contstim_bench.data.load import dataset_dir, load_config  # noqa: E402
+from contstim_bench.data.load import dataset_folder, load_config  # noqa: E402
 from contstim_bench.scoring.base import ScoreCache, length_sorted_batches  # noqa: E402
 from contstim_bench.scoring.registry import load_scorer  # noqa: E402
 from test_scoring_causal import save_tiny_llama  # noqa: E402
@@ -32,7 +32,7 @@ def setup(tmp_path_factory):
     datasets (so that launched processes never build them concurrently)."""
     tmp = tmp_path_factory.mktemp("parallel")
     model = save_tiny_llama(tmp / "tiny")
-    dataset_dir("contstim")
+    dataset_folder("contstim")
     sentences = load_config("contstim", "sentences", split="pll").to_pandas()["sentence"].tolist()
     lines = sentences + sentences[:20]  # a repeated line repeats its value
     (tmp / "pll.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")

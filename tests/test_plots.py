@@ -144,10 +144,12 @@ def test_plot_errors(result, tmp_path):
     assert not list(tmp_path.iterdir())
 
 
-def test_panels_recomputed_when_absent(result, tmp_path):
+def test_bars_draw_the_panels_and_compute_nothing(result, tmp_path):
     res = copy.deepcopy(result["result"])
     del res["panels"]
-    fig = plots.bars_figure(res, "pll", "srcs", datasets_dir=result["datasets"])
+    with pytest.raises(ValueError, match="the result has no 'panels' section"):
+        plots.bars_figure(res, "pll", "srcs", datasets_dir=result["datasets"])
+    fig = plots.bars_figure(result["result"], "pll", "srcs", datasets_dir=result["datasets"])
     try:
         ax = fig.axes[0]
         labels = [t.get_text() for t in ax.get_yticklabels()]

@@ -8,7 +8,7 @@ Each fenced block of ``README.md`` is preceded by a marker comment (invisible on
   models and the tests' caches.  ``before`` runs first (to create an input file the block names),
   ``sub`` replaces placeholders (e.g. a Hub model that cannot be downloaded here by an offline one),
   ``$CONTSTIM_README_ROOT`` in ``before`` is the repository (for the tests' data generators),
-  ``$CONTSTIM_README_DATA`` the raw data folder the package reads (``$CONTSTIM_DATA_DIR``, else
+  ``$CONTSTIM_README_DATA`` the raw data folder the package reads (``$CONTSTIM_RAW_DATA``, else
   ``../shared/data``),
   ``drop`` removes the commands containing TEXT (with their continuation lines);
 - ``<!-- readme-test: output -->`` on a ``text`` block: every non-blank line of it must appear, in
@@ -138,7 +138,7 @@ def work(tmp_path_factory):
     from contstim_bench.data.sources import local_data_dir
 
     data = local_data_dir()
-    assert data is not None and data.is_dir(), "the raw data folder: set $CONTSTIM_DATA_DIR or put it at ../shared/data"
+    assert data is not None and data.is_dir(), "the raw data folder: set $CONTSTIM_RAW_DATA or put it at ../shared/data"
     env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", CONTSTIM_README_ROOT=str(ROOT),
                CONTSTIM_README_DATA=str(data))
     return {"dir": folder, "env": env, "last_output": None}

@@ -24,9 +24,9 @@ from contstim_bench.data.build_contstim import POOL_SYNTHESIS, load_trials
 from contstim_bench.data.pool_split import is_start_sentence, split_part
 from contstim_bench.data.rounds import discover_rounds, load_round
 from contstim_bench.data.sources import resolve
-from contstim_bench.data.design import design_from_trials, validate_design
+from contstim_bench.data.design_file import design_from_trials, validate_design
 from contstim_bench.generate.inputs import load_pool
-from contstim_bench.schema import PLL_MODELS
+from contstim_bench.study import PLL_MODELS
 from contstim_bench.scoring.precomputed import reference_table
 from served import serving
 

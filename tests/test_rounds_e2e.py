@@ -61,9 +61,9 @@ def loop(tmp_path_factory):
     out["train"] = run(["train", "ngram", "--order", "3", "--output", str(root / "trigram.arpa")])
     trigram = f"trigram=kenlm:{root / 'trigram.arpa'}"
     refs = f"gpt2=precomputed:gpt2,roberta=precomputed:roberta,{trigram}"
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
 
-    vocab = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
+    vocab = pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet")
     vocab = vocab.sort_values("frequency", ascending=False, kind="stable")
     words = pd.concat([vocab[vocab["capitalized"]].head(100), vocab[~vocab["capitalized"]].head(300)])
     words[["word", "capitalized"]].to_parquet(root / "words.parquet")

@@ -33,9 +33,9 @@ WHEEL = f"contstim_bench-{__version__}-py3-none-any.whl"
 
 def _data_dir() -> str:
     """The raw data folder as the package finds it (for processes outside the checkout)."""
-    found = os.environ.get("CONTSTIM_DATA_DIR") or development_data_dir()
+    found = (os.environ.get("CONTSTIM_RAW_DATA") or os.environ.get("CONTSTIM_DATA_DIR")) or development_data_dir()
     if not found:
-        pytest.skip("no raw data folder (../shared/data or $CONTSTIM_DATA_DIR)")
+        pytest.skip("no raw data folder (../shared/data or $CONTSTIM_RAW_DATA)")
     return str(found)
 
 
@@ -92,7 +92,7 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
     work = tmp_path / "work"  # outside the checkout: the package must come from the venv
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    env.update(CONTSTIM_DATA_DIR=_data_dir(), CONTSTIM_DATASETS=str(tmp_path / "datasets"),
+    env.update(CONTSTIM_RAW_DATA=_data_dir(), CONTSTIM_DATASETS=str(tmp_path / "datasets"),
                CONTSTIM_SCORE_CACHE=str(tmp_path / "scores.sqlite"), OMP_NUM_THREADS="1",
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_MODULES_CACHE=str(tmp_path / "modules"))
@@ -166,7 +166,7 @@ def _start(folder: Path, tmp_path: Path) -> tuple[subprocess.Popen, str, Path]:
     log = tmp_path / f"{folder.name}.log"
     env = dict(os.environ, GRADIO_SERVER_NAME="127.0.0.1", GRADIO_SERVER_PORT=str(port),
                GRADIO_ANALYTICS_ENABLED="False", NO_PROXY="127.0.0.1,localhost",
-               GRADIO_TEMP_DIR=str(tmp_path / "gradio"), CONTSTIM_DATA_DIR=_data_dir())
+               GRADIO_TEMP_DIR=str(tmp_path / "gradio"), CONTSTIM_RAW_DATA=_data_dir())
     with open(log, "wb") as fh:
         proc = subprocess.Popen([sys.executable, "app.py"], cwd=folder, env=env, stdout=fh, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 240
@@ -236,9 +236,9 @@ def test_leaderboard_space_serves_the_ranking(tmp_path, browser):
         page.goto(url, timeout=120_000)
         page.get_by_text("contstim-bench leaderboard").first.wait_for(timeout=120_000)
         page.wait_for_function("() => document.body.innerText.includes('bert_has_a_mouth')", timeout=120_000)
-        rows = [ln.strip() for ln in page.inner_text("body").splitlines() if ln.strip()]
-        first = rows.index("roberta")  # rank 1, then selection, units, accuracy, ceiling
-        assert rows[first - 1: first + 5] == ["1", "roberta", "all", "30", "0.857", "0.879"]
+        # the site's table: rank 1, then model, selection, units, accuracy, ceiling (lower-upper)
+        cells = next(ln.split("\t") for ln in page.inner_text("body").splitlines() if "\troberta\t" in ln)
+        assert cells[:5] == ["1", "roberta", "all", "30", "0.857"] and cells[5].startswith("0.879")
         page.close()
     finally:
         _stop(proc)
@@ -276,10 +276,10 @@ def _sha(path: Path) -> str:
 
 
 def test_data_push_checks_every_file_and_card(tmp_path, capsys):
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
     from contstim_bench.data.publish import check_staged, push_dataset
 
-    built = dataset_dir("contstim")
+    built = dataset_folder("contstim")
     dry = tmp_path / "dry"
     assert cli_main(["data", "push", "--repo", "org/contstim", "--dry-run", str(dry)]) == 0
     out = capsys.readouterr().out

@@ -24,7 +24,8 @@ def data_dir(raw_data_dir) -> Path:
 @pytest.fixture
 def isolated(monkeypatch, tmp_path):
     """No data-dir env var and an empty user cache, so only an explicit source is searched."""
-    monkeypatch.delenv(sources.ENV_DATA_DIR, raising=False)
+    monkeypatch.delenv(sources.ENV_RAW_DATA, raising=False)
+    monkeypatch.delenv(sources.ENV_RAW_DATA_FORMER, raising=False)
     monkeypatch.setenv(sources.ENV_CACHE, str(tmp_path / "cache"))
     monkeypatch.setenv(sources.ENV_OFFLINE, "1")
     return tmp_path
@@ -121,12 +122,17 @@ def test_malformed_blob_field_is_an_error():
 
 
 def test_local_data_dir_order(monkeypatch, tmp_path):
-    """An explicit source, then $CONTSTIM_DATA_DIR, then ../shared/data; the user cache last."""
-    monkeypatch.setenv(sources.ENV_DATA_DIR, str(tmp_path / "env"))
+    """An explicit source, then $CONTSTIM_RAW_DATA (or its former name $CONTSTIM_DATA_DIR), then
+    ../shared/data; the user cache last."""
+    monkeypatch.delenv(sources.ENV_RAW_DATA_FORMER, raising=False)
+    monkeypatch.setenv(sources.ENV_RAW_DATA, str(tmp_path / "env"))
     assert sources.local_data_dir(tmp_path / "given") == tmp_path / "given"
     assert sources.local_data_dir() == tmp_path / "env"
     assert sources.search_dirs() == [tmp_path / "env", sources.default_cache_dir()]
-    monkeypatch.delenv(sources.ENV_DATA_DIR)
+    monkeypatch.delenv(sources.ENV_RAW_DATA)
+    monkeypatch.setenv(sources.ENV_RAW_DATA_FORMER, str(tmp_path / "former"))
+    assert sources.local_data_dir() == tmp_path / "former"
+    monkeypatch.delenv(sources.ENV_RAW_DATA_FORMER)
     assert sources.local_data_dir() == sources.development_data_dir()
 
 

@@ -14,7 +14,7 @@ import pytest
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data import sources, verify
 from contstim_bench.data.build_contstim import POOL_PROBS, build_spec, load_trials
-from contstim_bench.data.load import dataset_dir, fingerprint
+from contstim_bench.data.load import dataset_folder, fingerprint
 from contstim_bench.data.verify import CorruptDatasetError
 from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 from contstim_bench.generate.design import read_natural_pairs
@@ -23,7 +23,7 @@ from contstim_bench.generate.design import read_natural_pairs
 @pytest.fixture(scope="module")
 def built(tmp_path_factory):
     root = tmp_path_factory.mktemp("datasets")
-    dataset_dir("contstim", root)
+    dataset_folder("contstim", root)
     return root
 
 
@@ -73,19 +73,19 @@ def test_edited_card_and_fingerprint_file_are_refused(copy):
     card.write_text(card.read_text(encoding="utf-8").replace("trials/pll.parquet", "trials/other.parquet"),
                     encoding="utf-8")
     with pytest.raises(CorruptDatasetError, match="README.md"):
-        dataset_dir("contstim", copy)
+        dataset_folder("contstim", copy)
     meta_path = copy / "contstim" / "fingerprint.json"
     meta = json.loads(meta_path.read_text())
     meta["tables"]["trials/pll"] = "0" * 64
     meta_path.write_text(json.dumps(meta))
     with pytest.raises(CorruptDatasetError, match="fingerprint.json is damaged or was edited"):
-        dataset_dir("contstim", copy)
+        dataset_folder("contstim", copy)
 
 
 def test_missing_table_is_named(copy):
     (copy / "contstim" / "sentences" / "pll.parquet").unlink()
     with pytest.raises(CorruptDatasetError, match=r"sentences/pll.parquet is missing"):
-        dataset_dir("contstim", copy)
+        dataset_folder("contstim", copy)
 
 
 def test_verification_is_memoised_per_file_state(copy, monkeypatch):
@@ -93,14 +93,14 @@ def test_verification_is_memoised_per_file_state(copy, monkeypatch):
     real = verify.sha256_file
     monkeypatch.setattr(verify, "sha256_file", lambda p: calls.append(p) or real(p))
     verify._VERIFIED.clear()
-    dataset_dir("contstim", copy)
+    dataset_folder("contstim", copy)
     first = len(calls)
     assert first >= 9  # every parquet file and the card
-    dataset_dir("contstim", copy)
+    dataset_folder("contstim", copy)
     assert len(calls) == first  # nothing hashed again
     flip_first_rating(copy / "contstim" / "trials" / "pll.parquet")
     with pytest.raises(CorruptDatasetError):
-        dataset_dir("contstim", copy)
+        dataset_folder("contstim", copy)
     assert len(calls) == first + 1  # only the changed file
 
 

@@ -13,7 +13,7 @@ pytest.importorskip("kenlm")
 from contstim_bench.cli import main as cli_main  # noqa: E402
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS  # noqa: E402
 from contstim_bench.data.sources import resolve  # noqa: E402
-from contstim_bench.generate.runner import JOBS_DIR, record_checksum  # noqa: E402
+from contstim_bench.generate.synthetic_run import JOBS_DIR, record_checksum  # noqa: E402
 
 N_START = 3
 

@@ -10,7 +10,7 @@ import pytest
 
 from contstim_bench.cli import main as cli_main
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
-from contstim_bench.data.load import dataset_dir
+from contstim_bench.data.load import dataset_folder
 from contstim_bench.data.sources import resolve
 from contstim_bench.generate.inputs import load_vocabulary
 from contstim_bench.generate.natural_ilp import load_function_words
@@ -19,7 +19,7 @@ from contstim_bench.generate.vocabulary import build_vocabulary, corpus_tokens
 
 @pytest.fixture(scope="module")
 def packaged():
-    return pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
+    return pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet")
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ import math
 import numbers
 from collections.abc import Mapping, Sequence
 
-from ..schema import RATING_MAX, RATING_MIN
+from ..study import RATING_MAX, RATING_MIN
 
 NUMERIC = ("predictions",)
 """Columns of finite real numbers (the model's per-trial log-ratios, nats)."""

@@ -1,7 +1,7 @@
 """Validate human trials and put every sentence pair in one shared orientation.
 
 The analysis needs, per participant x trial row, the columns :data:`ANALYSIS_COLUMNS` of
-:data:`contstim_bench.schema.TRIAL_COLUMNS` (``rating`` 1..6, 6 = strongest preference for
+:data:`contstim_bench.study.TRIAL_COLUMNS` (``rating`` 1..6, 6 = strongest preference for
 ``sentence2``).  Different participants may have seen the same pair with the sentences on
 opposite sides; the noise ceilings compare participants, so :func:`prepare_trials` orients every
 pair the same way (the lexicographically smaller sentence first, as the paper's code does) and
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ..schema import RATING_MAX, RATING_MIN, TARGET_COLUMNS, TRIAL_TYPES
+from ..study import RATING_MAX, RATING_MIN, TARGET_COLUMNS, TRIAL_TYPES
 
 ANALYSIS_COLUMNS = (
     "participant",

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from ..analysis.accuracy import DEFAULT_TIES, tie_value
 from ..analysis.evaluation import evaluate_with_panels, unique_sentences
-from ..schema import EXPERIMENT_MODELS, EXPERIMENTS
+from ..study import EXPERIMENT_MODELS, EXPERIMENTS
 from ..scoring.protocols import LogProbScorer, require_logprobs
 from .base import contstim_result, no_method, short_reason
 
@@ -37,16 +37,16 @@ VERSION = "1"
 def load_experiment(experiment: str, datasets_dir: str | os.PathLike | None = None):
     """(trials DataFrame, {reference model: {sentence: log-prob}}) of one experiment.
 
-    Reference models are those of :data:`contstim_bench.schema.EXPERIMENT_MODELS` that have a
+    Reference models are those of :data:`contstim_bench.study.EXPERIMENT_MODELS` that have a
     log-probability for every sentence of the experiment's trials.
     """
     from ..data.build_contstim import load_trials
-    from ..data.load import dataset_dir
+    from ..data.load import dataset_folder
 
     if experiment not in EXPERIMENTS:
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
     trials = load_trials(experiment, datasets_dir)
-    path = Path(dataset_dir(DATASET, datasets_dir)) / "sentences" / f"{experiment}.parquet"
+    path = Path(dataset_folder(DATASET, datasets_dir)) / "sentences" / f"{experiment}.parquet"
     table = pq.read_table(path).to_pydict()
     sentences = unique_sentences(trials)
     refs: dict[str, dict[str, float]] = {}
@@ -194,7 +194,7 @@ class ContstimExperiment:
 
     @property
     def description(self) -> str:
-        from ..schema import EXPERIMENT_DESCRIPTIONS
+        from ..study import EXPERIMENT_DESCRIPTIONS
 
         if self.experiments is None:
             return "every experiment of Golan et al. 2023 whose human data is available: " + "; ".join(

@@ -42,7 +42,7 @@ FORMAT_VERSION = 1
 def experiment_trials(experiment: str, datasets_dir: str | os.PathLike | None = None):
     """(trials, dataset fingerprint) of one of the paper's experiments or of a round of the
     benchmark (its name, found in ``datasets_dir``: :mod:`contstim_bench.data.rounds`)."""
-    from ..schema import EXPERIMENTS
+    from ..study import EXPERIMENTS
 
     if experiment in EXPERIMENTS:
         from ..data.load import fingerprint

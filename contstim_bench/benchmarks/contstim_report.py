@@ -37,7 +37,7 @@ from ..analysis.failures import worst_pair
 from ..analysis.features import feature_tests
 from ..analysis.selection import condition, condition_mask
 from ..analysis.trials import prepare_trials
-from ..schema import MODEL_DESCRIPTIONS
+from ..study import MODEL_DESCRIPTIONS
 from .contstim import DATASET, load_experiment
 from .contstim_compare import compare_logprobs
 
@@ -53,9 +53,9 @@ TABLES = {
 
 def _readout_logprobs(experiment: str, datasets_dir, sentences: list[str]) -> dict[str, dict[str, float]]:
     """PLL read-outs of the experiment's sentences that the dataset has for every sentence."""
-    from ..data.load import dataset_dir
+    from ..data.load import dataset_folder
 
-    path = os.path.join(dataset_dir(DATASET, datasets_dir), "sentences", f"{experiment}.parquet")
+    path = os.path.join(dataset_folder(DATASET, datasets_dir), "sentences", f"{experiment}.parquet")
     table = pq.read_table(path).to_pydict()
     out = {}
     for model in READOUTS.values():

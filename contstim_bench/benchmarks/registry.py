@@ -11,7 +11,7 @@ so :func:`get_benchmark` and :func:`identifiers` take the ``datasets_dir`` to lo
 """
 from __future__ import annotations
 
-from ..schema import EXPERIMENTS
+from ..study import EXPERIMENTS
 from .base import Benchmark, DatasetBenchmark
 from .contstim import ContstimExperiment
 

@@ -26,9 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_model_args(
         p,
         model=None,
-        output={"required": False, "metavar": "DIR", "default": "results/compare",
-                "help": "folder for comparison.json, the CSVs, tables.txt and the figures "
-                        "(default: %(default)s)"},
+        output={"required": False, "metavar": "DIR|FILE.json", "default": "results/compare",
+                "help": "folder for comparison.json, the CSVs, tables.txt and the figures (default: %(default)s); "
+                        "a path ending in .json writes the comparison JSON alone, as one file"},
         device="device for model families that run a network (e.g. cpu, cuda)",
         dtype="weights dtype for model families that run a network (e.g. float32, bfloat16)",
         batch_size="batch size for model families that batch",

@@ -12,7 +12,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     dsub = p.add_subparsers(dest="data_command", metavar="ACTION")
 
     b = dsub.add_parser("build", help="build contstim, plausibility and blimp from raw sources")
-    b.add_argument("--source", help="folder holding the raw files (default: $CONTSTIM_DATA_DIR, "
+    b.add_argument("--source", help="folder holding the raw files (default: $CONTSTIM_RAW_DATA, "
                    "../shared/data next to a checkout, the user cache, then download)")
     b.add_argument("--out", help="output folder (default: $CONTSTIM_DATASETS or "
                    "~/.cache/contstim_bench/datasets)")

@@ -134,8 +134,8 @@ def _ingest(args) -> int:
     result = ingest_to_dataset(args.db, out, args.experiment, name=args.name,
                                min_catch_correct=args.min_catch_correct, keep_incomplete=args.keep_incomplete,
                                on_ingested=_print_participants, design=args.design, round_version=args.round_version)
-    meta = read_meta(result.dataset_dir)
-    print(f"wrote {len(result.trials)} trial rows to {result.dataset_dir} (source sha256 {result.db_sha256})")
+    meta = read_meta(result.dataset_folder)
+    print(f"wrote {len(result.trials)} trial rows to {result.dataset_folder} (source sha256 {result.db_sha256})")
     print(f"round {meta['identifier']} version {meta['version']} ({meta['date']}), fingerprint {meta['fingerprint']}; "
           f"targeted models: {', '.join(m['name'] for m in meta['models']) or 'none'}")
     print(f"evaluate a model on it: contstim evaluate --benchmark {meta['identifier']} --datasets {out} --model SPEC")

@@ -145,7 +145,7 @@ def _pairing_args(p: argparse.ArgumentParser) -> None:
 
 def _synthetic(args) -> int:
     from ..driver import set_threads
-    from ..generate.runner import synthesize
+    from ..generate.synthetic_run import synthesize
 
     from ..generate.search_records import SearchSettings
 

@@ -27,7 +27,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed for ties among the most severe failures (default 0)")
     p.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     p.add_argument("--source", metavar="DIR", help="raw-data folder for the sentence features of Fig. S7 "
-                   "(default: $CONTSTIM_DATA_DIR, ../shared/data, the user cache, then download)")
+                   "(default: $CONTSTIM_RAW_DATA, ../shared/data, the user cache, then download)")
     p.set_defaults(func=_run)
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow.parquet as pq
 
-from ..schema import MAIN_MODELS, MODEL_DESCRIPTIONS, PLL_MODELS, TRIAL_COLUMNS
+from ..study import MAIN_MODELS, MODEL_DESCRIPTIONS, PLL_MODELS, TRIAL_COLUMNS
 from . import safe_pickle, sources
 from .contstim_card import CITATION, DESCRIPTION, column_docs
 from .contstim_tables import (
@@ -72,7 +72,7 @@ def missing_main_message() -> str:
     return (
         f"the main experiment's results file {MAIN_RESULTS!r} is not available, so the `trials` "
         f"split `main` was not built. Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}), put it "
-        f"at <data dir>/{MAIN_RESULTS} (the data dir: ${sources.ENV_DATA_DIR}, or `contstim data build --source DIR`) "
+        f"at <data dir>/{MAIN_RESULTS} (the data dir: ${sources.ENV_RAW_DATA}, or `contstim data build --source DIR`) "
         f"and rebuild with `contstim data build --only contstim`; or supply a results file in the same raw layout "
         f"with `python dataset_scripts/contstim.py --main-results FILE`"
     )
@@ -100,16 +100,16 @@ def build_trials(experiment: str, raw: pd.DataFrame, name: str, source: Source =
 
 def load_trials(experiment: str, datasets_dir: str | os.PathLike | None = None) -> pd.DataFrame:
     """The ``trials`` split of one experiment as a pandas DataFrame in the schema of
-    :data:`contstim_bench.schema.TRIAL_COLUMNS` (the dataset is built on first use).
+    :data:`contstim_bench.study.TRIAL_COLUMNS` (the dataset is built on first use).
 
     FileNotFoundError for ``main`` when it was built without the main results file: the message
     names the raw file, its pinned URL and its expected git blob SHA-1.
     """
-    from .load import dataset_dir
+    from .load import dataset_folder
 
     if experiment not in TRIPLETS:
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(TRIPLETS)}")
-    path = dataset_dir(NAME, datasets_dir) / "trials" / f"{experiment}.parquet"
+    path = dataset_folder(NAME, datasets_dir) / "trials" / f"{experiment}.parquet"
     if not path.exists():
         if experiment == "main":
             raise FileNotFoundError(missing_main_message())

@@ -47,7 +47,7 @@ def script_main(name: str, description: str, argv: list[str] | None = None) -> i
     from .writer import read_fingerprint
 
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--source", help="folder holding the raw files (default: $CONTSTIM_DATA_DIR, "
+    parser.add_argument("--source", help="folder holding the raw files (default: $CONTSTIM_RAW_DATA, "
                         "../shared/data next to a checkout, the user cache, then download)")
     parser.add_argument("--out", help="output folder (default: $CONTSTIM_DATASETS or ~/.cache/contstim_bench/datasets)")
     args = parser.parse_args(argv)

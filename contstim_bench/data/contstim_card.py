@@ -3,7 +3,7 @@ its description and the meaning and derivation of each column."""
 from __future__ import annotations
 
 from ..citations import GOLAN_2023
-from ..schema import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, MAIN_MODELS
+from ..study import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, MAIN_MODELS
 
 DESCRIPTION = """\
 Human judgments of controversial sentence pairs from Golan, Siegelman, Kriegeskorte & Baldassano

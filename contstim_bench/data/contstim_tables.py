@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..schema import ALL_REFERENCE_MODELS
+from ..study import ALL_REFERENCE_MODELS
 
 
 def _sentence_schema() -> pa.Schema:

@@ -1,7 +1,7 @@
 """Turn a raw Gorilla export of the contstim experiments into ``trials`` rows.
 
 One raw row is one response (``Zone Name`` ``resp1``..``resp6``) of one participant to one
-sentence pair.  This module maps it onto :data:`contstim_bench.schema.TRIAL_COLUMNS`:
+sentence pair.  This module maps it onto :data:`contstim_bench.study.TRIAL_COLUMNS`:
 
 * ``rating`` is the number of the response button (``resp1`` = very confident ``sentence1``,
   ``resp6`` = very confident ``sentence2``) and ``confidence`` is 3/2/1 for resp1|6, resp2|5,
@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..schema import TRIAL_COLUMNS, TRIAL_TYPES
+from ..study import TRIAL_COLUMNS, TRIAL_TYPES
 
 RATING_BY_ZONE = {f"resp{i}": i for i in range(1, 7)}
 CONFIDENCE_BY_RATING = {1: 3, 2: 2, 3: 1, 4: 1, 5: 2, 6: 3}

@@ -16,7 +16,7 @@ from pathlib import Path
 import pandas as pd
 import pyarrow as pa
 
-from ..schema import TARGET_COLUMNS
+from ..study import TARGET_COLUMNS
 
 MODELS_DATASET = "models"
 

@@ -1,7 +1,7 @@
 """Find built datasets (building them on first use) and load their configs.
 
 Built datasets live in ``$CONTSTIM_DATASETS`` (default ``~/.cache/contstim_bench/datasets``)
-unless a folder is passed explicitly.  :func:`dataset_dir` builds a missing dataset from the raw
+unless a folder is passed explicitly.  :func:`dataset_folder` builds a missing dataset from the raw
 sources first, so ``contstim evaluate`` works on a fresh machine without a separate build step.
 """
 from __future__ import annotations
@@ -14,10 +14,10 @@ from .paths import ENV_DATASETS, default_datasets_dir
 from .verify import CorruptDatasetError, verify_dataset
 from .writer import FINGERPRINT_FILE, read_fingerprint
 
-__all__ = ["ENV_DATASETS", "CorruptDatasetError", "card_warnings", "dataset_dir", "default_datasets_dir", "fingerprint", "load_config"]
+__all__ = ["ENV_DATASETS", "CorruptDatasetError", "card_warnings", "dataset_folder", "default_datasets_dir", "fingerprint", "load_config"]
 
 
-def dataset_dir(
+def dataset_folder(
     name: str,
     datasets_dir: str | os.PathLike | None = None,
     source: str | os.PathLike | None = None,
@@ -48,7 +48,7 @@ def fingerprint(name: str, datasets_dir: str | os.PathLike | None = None) -> str
     """Content fingerprint of a built dataset (:func:`.writer.dataset_fingerprint`: sha256 over
     the canonical digests of its decoded tables, the same on every machine and library version),
     after every file was verified to still match it."""
-    return read_fingerprint(dataset_dir(name, datasets_dir))["fingerprint"]
+    return read_fingerprint(dataset_folder(name, datasets_dir))["fingerprint"]
 
 
 def card_warnings(folder: str | os.PathLike) -> list[str]:
@@ -67,5 +67,5 @@ def load_config(
     """``datasets.load_dataset`` on a built dataset folder (offline, no loading script)."""
     import datasets
 
-    folder = dataset_dir(name, datasets_dir)
+    folder = dataset_folder(name, datasets_dir)
     return datasets.load_dataset(str(folder), config, split=split)

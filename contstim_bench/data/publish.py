@@ -115,7 +115,7 @@ def push_dataset(name: str, repo_id: str, *, datasets_dir=None, token: str | Non
     folder).  ValueError for a malformed repo id or a dataset that may not be redistributed;
     RuntimeError naming the repository for any failure of the hub.
     """
-    from .load import dataset_dir
+    from .load import dataset_folder
 
     if not isinstance(repo_id, str) or not REPO_ID.match(repo_id):
         raise ValueError(f"repository id {repo_id!r} must look like ORG/NAME (letters, digits, '.', '_', '-')")
@@ -123,7 +123,7 @@ def push_dataset(name: str, repo_id: str, *, datasets_dir=None, token: str | Non
         raise ValueError(f"dataset {name!r} is not pushed: {NOT_PUBLISHABLE[name]}")
     if name not in PUBLISHABLE:
         raise ValueError(f"unknown dataset {name!r}; publishable: {', '.join(PUBLISHABLE)}")
-    folder = dataset_dir(name, datasets_dir)
+    folder = dataset_folder(name, datasets_dir)
     if dry_run is not None:
         out = Path(dry_run)
         if out.exists() and any(out.iterdir()):

@@ -4,7 +4,7 @@ Every raw file is listed in the package's ``manifest.tsv`` (a copy of the data f
 ``MANIFEST.tsv``): its path in the data folder, the upstream repository, the pinned commit, the
 path there, the git blob SHA-1 and the size.  A file is resolved, in order, from
 
-1. an explicit ``source`` directory (``--source`` on the command line) or ``$CONTSTIM_DATA_DIR``;
+1. an explicit ``source`` directory (``--source`` on the command line) or ``$CONTSTIM_RAW_DATA`` (former name ``$CONTSTIM_DATA_DIR``);
 2. a ``shared/data`` folder next to a development checkout (``../shared/data``);
 3. the user cache (``$CONTSTIM_CACHE``, default ``~/.cache/contstim_bench/raw``);
 4. a download from GitHub at the pinned commit into the user cache.
@@ -26,7 +26,11 @@ from functools import lru_cache
 from pathlib import Path
 
 MANIFEST_PATH = Path(__file__).with_name("manifest.tsv")
-ENV_DATA_DIR = "CONTSTIM_DATA_DIR"
+ENV_RAW_DATA = "CONTSTIM_RAW_DATA"
+"""The folder of raw source files (the contstimlang files, BLiMP, ...); distinct from
+``$CONTSTIM_DATASETS``, the folder of built datasets."""
+ENV_RAW_DATA_FORMER = "CONTSTIM_DATA_DIR"
+"""The former name of :data:`ENV_RAW_DATA`, still read when the new one is not set."""
 ENV_CACHE = "CONTSTIM_CACHE"
 ENV_OFFLINE = "CONTSTIM_OFFLINE"
 
@@ -150,12 +154,13 @@ def development_data_dir() -> Path | None:
 
 def local_data_dir(source: str | os.PathLike | None = None) -> Path | None:
     """The local data folder raw files are read from before the user cache: ``source`` (an
-    explicit ``--source``), else ``$CONTSTIM_DATA_DIR``, else ``../shared/data`` next to a
+    explicit ``--source``), else ``$CONTSTIM_RAW_DATA`` (or ``$CONTSTIM_DATA_DIR``), else ``../shared/data`` next to a
     development checkout; None when there is none.  (Tests find the data with this too.)"""
     if source is not None:
         return Path(source)
-    if os.environ.get(ENV_DATA_DIR):
-        return Path(os.environ[ENV_DATA_DIR])
+    for env in (ENV_RAW_DATA, ENV_RAW_DATA_FORMER):
+        if os.environ.get(env):
+            return Path(os.environ[env])
     return development_data_dir()
 
 
@@ -231,7 +236,7 @@ def resolve(
     raise SourceError(
         f"raw file {rel_path!r} not found (looked in: {', '.join(str(d) for d in dirs)}).{errors} "
         f"Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}) and put it at "
-        f"<data dir>/{rel_path}, the data dir being ${ENV_DATA_DIR} (or DIR of `contstim data build --source DIR`)."
+        f"<data dir>/{rel_path}, the data dir being ${ENV_RAW_DATA} (or DIR of `contstim data build --source DIR`)."
     )
 
 

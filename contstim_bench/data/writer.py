@@ -259,10 +259,10 @@ def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike) -> Path:
     return final
 
 
-def compute_fingerprint(dataset_dir: str | os.PathLike) -> dict:
+def compute_fingerprint(dataset_folder: str | os.PathLike) -> dict:
     """Recompute ``{"fingerprint", "tables"}`` from the parquet files of a built dataset folder
     (every ``<config>/<split>.parquet``), e.g. to check a folder against its ``fingerprint.json``."""
-    folder = Path(dataset_dir)
+    folder = Path(dataset_folder)
     tables = {
         f"{path.parent.name}/{path.stem}": parquet_table_digest(path)
         for path in sorted(folder.glob("*/*.parquet"))
@@ -272,9 +272,9 @@ def compute_fingerprint(dataset_dir: str | os.PathLike) -> dict:
     return {"fingerprint": dataset_fingerprint(tables), "tables": dict(sorted(tables.items()))}
 
 
-def read_fingerprint(dataset_dir: str | os.PathLike) -> dict:
+def read_fingerprint(dataset_folder: str | os.PathLike) -> dict:
     """The ``fingerprint.json`` of a built dataset (FileNotFoundError names the folder)."""
-    path = Path(dataset_dir) / FINGERPRINT_FILE
+    path = Path(dataset_folder) / FINGERPRINT_FILE
     if not path.exists():
-        raise FileNotFoundError(f"{dataset_dir} is not a built contstim dataset (no {FINGERPRINT_FILE})")
+        raise FileNotFoundError(f"{dataset_folder} is not a built contstim dataset (no {FINGERPRINT_FILE})")
     return json.loads(path.read_text())

@@ -12,7 +12,7 @@ Output folder layout (everything local: no CDN, no external URL)::
 ``experiment.json``: ``format``, ``experiment_id`` (sha256 over the design rows and settings:
 a response database belongs to exactly one experiment), ``title``, ``randomize_order``,
 ``randomize_sides`` (per-participant re-randomisation by the server), ``groups`` (sorted group
-numbers) and ``trials`` (the design rows, :data:`contstim_bench.data.design.DESIGN_COLUMNS`).
+numbers) and ``trials`` (the design rows, :data:`contstim_bench.data.design_file.DESIGN_COLUMNS`).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..results.io import ValidationError, parse_json
-from ..data.design import DESIGN_COLUMNS, read_design, validate_design
+from ..data.design_file import DESIGN_COLUMNS, read_design, validate_design
 
 FORMAT = "contstim-experiment/1"
 EXPERIMENT_FILE = "experiment.json"

@@ -2,7 +2,7 @@
 
 The database (:mod:`contstim_bench.experiment.store`) is opened read-only through a
 ``file:...?mode=ro`` URI, so ingestion never modifies it.  Each response becomes one row in the
-layout of :data:`contstim_bench.schema.TRIAL_COLUMNS`: ``sentence1``/``sentence2`` are the
+layout of :data:`contstim_bench.study.TRIAL_COLUMNS`: ``sentence1``/``sentence2`` are the
 sentences as shown (left/right, after the participant's side swap, with their type codes and
 targeted models swapped alongside), ``trial`` is the position in the participant's session,
 ``rating`` the button (1 = very confident left ... 6 = very confident right), ``confidence``
@@ -37,8 +37,8 @@ import pyarrow as pa
 
 from ..data.contstim_trials import CONFIDENCE_BY_RATING, trials_schema
 from ..data.writer import ConfigSpec, DatasetSpec
-from ..schema import TRIAL_COLUMNS
-from ..data.design import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
+from ..study import TRIAL_COLUMNS
+from ..data.design_file import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
 from .round_writer import TRIAL_COLUMN_DOCS
 
 MIN_CATCH_CORRECT = 11
@@ -66,7 +66,7 @@ class IngestResult:
     trials: pd.DataFrame
     participants: pd.DataFrame
     db_sha256: str
-    dataset_dir: Path | None = None
+    dataset_folder: Path | None = None
 
     @property
     def excluded(self) -> pd.DataFrame:
@@ -298,7 +298,7 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
                    round_version: str = "1") -> Path:
     """Write an :func:`ingest` result to ``out_dir/<name>`` (default ``contstim-<experiment>``),
     dated now (UTC), as round ``contstim.<experiment>`` version ``round_version`` of the
-    benchmark; sets and returns ``result.dataset_dir``.
+    benchmark; sets and returns ``result.dataset_folder``.
 
     ``design``: the output folder of the ``contstim generate design`` run that was exported (it
     must be the design the database served); it gives the round its targeted models' specs and
@@ -316,7 +316,7 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
     finally:
         conn.close()
     if design is not None:
-        from ..data.design import read_design
+        from ..data.design_file import read_design
 
         check_same_design(served, read_design(design), str(design))
     models, logprobs = round_models(served, design)
@@ -327,8 +327,8 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
         return round_meta(experiment, round_version, ingested_at, fingerprint, result, served, models, db_meta,
                           design, min_catch_correct, keep_incomplete)
 
-    result.dataset_dir = write_round(spec, out_dir, experiment, meta_for)
-    return result.dataset_dir
+    result.dataset_folder = write_round(spec, out_dir, experiment, meta_for)
+    return result.dataset_folder
 
 
 def ingest_to_dataset(

@@ -31,8 +31,8 @@ import pyarrow as pa
 
 from .._version import __version__
 from ..data.rounds import ROUND_FILE, ROUND_FORMAT, ROUND_FORMAT_VERSION, identifier_of, read_meta, round_fingerprint
-from ..data.design import DESIGN_COLUMNS, validate_design
-from ..schema import TARGET_COLUMNS
+from ..data.design_file import DESIGN_COLUMNS, validate_design
+from ..study import TARGET_COLUMNS
 
 
 # the columns of a round's ``trials`` config (also the docs of the ``design`` config's columns)

@@ -5,7 +5,7 @@ Tables:
 - ``meta(key, value)``: ``experiment_id``, ``title``, ``randomize_order``, ``randomize_sides``,
   ``created_at`` (UTC ISO 8601), ``schema_version``, and ``assignment_seed`` when the server
   was started with one (dry runs only: a seed makes groups, trial orders and sides predictable).
-- ``design_trials``: the design rows (:data:`contstim_bench.data.design.DESIGN_COLUMNS`,
+- ``design_trials``: the design rows (:data:`contstim_bench.data.design_file.DESIGN_COLUMNS`,
   ``group`` stored as ``group_id``), copied from the export so that the database alone can be
   ingested.
 - ``participants(id, token_sha256, group_id, external_id, created_at)``: only the sha256 of a
@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
-from ..data.design import DESIGN_COLUMNS
+from ..data.design_file import DESIGN_COLUMNS
 from .export import Experiment
 
 SCHEMA_VERSION = "1"

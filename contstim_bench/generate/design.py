@@ -34,8 +34,8 @@ import pyarrow as pa
 from scipy.optimize import linear_sum_assignment
 
 from contstim_bench.data.contstim_trials import pair_id
-from contstim_bench.data.design import read_design
-from contstim_bench.schema import TRIAL_COLUMNS
+from contstim_bench.data.design_file import read_design
+from contstim_bench.study import TRIAL_COLUMNS
 
 DESIGN_DATASET = "design"
 DESIGN_TRIAL_COLUMNS = {k: v for k, v in TRIAL_COLUMNS.items()
@@ -229,7 +229,7 @@ def design_table(design: pd.DataFrame) -> pa.Table:
 
 def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path:
     """Write ``OUTPUT/design`` (config ``design``, split ``train``) and check that it passes
-    :func:`contstim_bench.data.design.read_design` (what the experiment server reads)."""
+    :func:`contstim_bench.data.design_file.read_design` (what the experiment server reads)."""
     from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 
     from ..citations import GOLAN_2023
@@ -244,7 +244,7 @@ def write_design_dataset(design: pd.DataFrame, output: Path, info: dict) -> Path
         "sentence1_type": "Type code of sentence1: N1/N2 natural controversial, N natural, S1/S2 synthetic, "
                           "R1/R2 randomly sampled natural, C1 natural / C2 shuffled (catch trial).",
         "sentence2_type": "Type code of sentence2.",
-        "trial_type": "Condition (contstim_bench.schema.TRIAL_TYPES).",
+        "trial_type": "Condition (contstim_bench.study.TRIAL_TYPES).",
         "sentence1_accept_model": "Model targeted to accept sentence1 (null if none).",
         "sentence1_reject_model": "Model targeted to reject sentence1 (null if none).",
         "sentence2_accept_model": "Model targeted to accept sentence2 (null if none).",

@@ -88,9 +88,9 @@ def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | o
     FileNotFoundError names a missing file.
     """
     if spec is None or str(spec) == DATASET:
-        from contstim_bench.data.load import dataset_dir
+        from contstim_bench.data.load import dataset_folder
 
-        path = dataset_dir(DATASET, datasets_dir) / "vocabulary" / "train.parquet"
+        path = dataset_folder(DATASET, datasets_dir) / "vocabulary" / "train.parquet"
         table, source = pd.read_parquet(path), f"{DATASET}:vocabulary"
     else:
         path = Path(spec).expanduser()
@@ -145,11 +145,11 @@ def load_pool(spec: str | os.PathLike | None = None, datasets_dir: str | os.Path
 
     spec = DEFAULT_POOL if spec is None else spec
     if str(spec) == DATASET or str(spec).startswith(DATASET + ":"):
-        from contstim_bench.data.load import dataset_dir
+        from contstim_bench.data.load import dataset_folder
 
         split = "synthesis" if str(spec) == DATASET else str(spec).split(":", 1)[1]
         part = split if split in PARTS else None
-        path = dataset_dir(DATASET, datasets_dir) / "natural_pool" / f"{'synthesis' if part else split}.parquet"
+        path = dataset_folder(DATASET, datasets_dir) / "natural_pool" / f"{'synthesis' if part else split}.parquet"
         if not path.is_file():
             raise FileNotFoundError(f"the {DATASET} dataset has no natural_pool split {split!r} ({path})")
         lines = pd.read_parquet(path, columns=["sentence"])["sentence"].tolist()

@@ -187,7 +187,7 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     from ..scoring.parallel import is_main_process
     from .inputs import load_pool
     from .pairing import pairing
-    from .runner import write_json_atomic
+    from .synthetic_run import write_json_atomic
     from .select_output import write_natural
 
     chosen = pairing(models, candidates=candidates, references=references)

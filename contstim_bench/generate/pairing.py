@@ -96,7 +96,7 @@ def pairing(models: str | Sequence[str] | None = None, *, candidates: str | Sequ
             references: str | Sequence[str] | None = None) -> Pairing:
     """The models and pairs of a run: ``models`` (every pair) or ``candidates`` x ``references``.
 
-    Specs are ``SPEC`` or ``NAME=SPEC`` (:func:`.runner.parse_models`).  ValueError when both
+    Specs are ``SPEC`` or ``NAME=SPEC`` (:func:`parse_models`).  ValueError when both
     or neither form is given, a list is empty, or a name is given twice (a model cannot be both a
     candidate and a reference).
     """

@@ -18,7 +18,7 @@ from ..citations import GOLAN_2023
 from .triplet_select import TRIPLET_COLUMNS, controversiality
 
 RUN_FILE = "run.json"
-"""The run record of a synthesis output folder (written by :mod:`.runner`)."""
+"""The run record of a synthesis output folder (written by :mod:`.synthetic_run`)."""
 
 OUTPUT_COLUMNS = (
     *TRIPLET_COLUMNS,
@@ -69,10 +69,10 @@ def read_triplets(source: str | os.PathLike, split: str | None = None,
     """
     text = str(source)
     if text.startswith("contstim:") and not Path(text).exists():
-        from contstim_bench.data.load import dataset_dir
+        from contstim_bench.data.load import dataset_folder
 
         exp = text.split(":", 1)[1] or "main"
-        path = dataset_dir("contstim", datasets_dir) / "synthetic_triplets" / f"{exp}.parquet"
+        path = dataset_folder("contstim", datasets_dir) / "synthetic_triplets" / f"{exp}.parquet"
         if not path.is_file():
             raise FileNotFoundError(f"the contstim dataset has no synthetic_triplets split {exp!r} ({path})")
     else:

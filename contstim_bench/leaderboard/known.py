@@ -44,9 +44,9 @@ def experiment_fingerprint(experiment: str, datasets_dir: str | os.PathLike | No
     digests: independent of parquet writer version, compression and of the other splits of the
     dataset.  FileNotFoundError names a missing table.
     """
-    from ..data.load import dataset_dir
+    from ..data.load import dataset_folder
 
-    folder = Path(dataset_dir(dataset, datasets_dir, verify=False))  # hashes the content itself
+    folder = Path(dataset_folder(dataset, datasets_dir, verify=False))  # hashes the content itself
     digests = {}
     for config in TABLES:
         path = folder / config / f"{experiment}.parquet"

@@ -105,7 +105,7 @@ def _overview_table(rows: list[dict], pages: dict[str, str]) -> str:
 
 
 def _experiment_label(exp: str) -> str:
-    from ..schema import EXPERIMENTS
+    from ..study import EXPERIMENTS
 
     return f"{exp} (Golan et al. 2023)" if exp in EXPERIMENTS else f"round contstim.{exp}"
 

@@ -37,7 +37,7 @@ import pandas as pd
 from ..analysis.accuracy import DEFAULT_TIES
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
 from ..analysis.ranking import SHOWN_DIGITS, comparison_group, rank_models, rank_text
-from ..schema import TRIAL_TYPES
+from ..study import TRIAL_TYPES
 from ..spreadsheet import safe_cell
 from .identity import display_name, identity
 from .validate import model_key
@@ -245,7 +245,7 @@ def overview_rows(rows: Sequence[dict]) -> tuple[list[str], list[dict]]:
     with the model's accuracy, normalised accuracy, SRCS and trials on all of its trials
     (condition ``all``; absent values where the model was not evaluated there).  Models are
     ordered by their best normalised accuracy.  ``rows``: :func:`ranking_rows`."""
-    from ..schema import EXPERIMENTS
+    from ..study import EXPERIMENTS
 
     found = {r["experiment"] for r in rows}
     groups = [e for e in EXPERIMENTS if e in found] + sorted(found - set(EXPERIMENTS))

@@ -13,7 +13,7 @@ checks, in order:
    this machine is the benchmark's (experiment fingerprints match the registry); for a round of
    the benchmark (``contstim.<round>``), the round is in the datasets folder and its fingerprint
    is the result's;
-4. the names of the reference models (:data:`contstim_bench.schema.ALL_REFERENCE_MODELS`: gpt2,
+4. the names of the reference models (:data:`contstim_bench.study.ALL_REFERENCE_MODELS`: gpt2,
    roberta, ...) are reserved: only a result of the spec ``precomputed:<that name>`` may use one,
    and it must carry that model's own log-probabilities (otherwise it would be scored on the trials
    that target the reference model, or pass for the paper's model); a model named like a reference
@@ -51,7 +51,7 @@ from pathlib import Path
 
 from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
 from ..results.schema import result_problems
-from ..schema import ALL_REFERENCE_MODELS, EXPERIMENTS
+from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
 from . import known
 from .identity import identity
 

@@ -188,14 +188,24 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
         writer.writerows({k: safe_cell(v) for k, v in row.items()} for row in rows)
 
 
+def write_comparison_json(comparison: dict, path: str | os.PathLike) -> Path:
+    """Write the comparison as one JSON file (``contstim compare --output X.json``)."""
+    path = Path(path)
+    if path.is_dir():
+        raise ValueError(f"output {path} ends in .json but is a folder: remove it or give another file name")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(comparison, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    return path
+
+
 def write_comparison(comparison: dict, out_dir: str | os.PathLike, formats=FORMATS) -> list[Path]:
     """Write ``comparison.json``, ``head_to_head.csv``, ``agreement.csv``, ``tables.txt`` and, per
     condition, ``<experiment>_<condition>_head_to_head`` and ``..._agreement`` figures."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     exp = comparison["experiment"]
-    paths = [out / "comparison.json", out / "head_to_head.csv", out / "agreement.csv", out / "tables.txt"]
-    paths[0].write_text(json.dumps(comparison, indent=1, allow_nan=False) + "\n", encoding="utf-8")
+    paths = [write_comparison_json(comparison, out / "comparison.json"), out / "head_to_head.csv",
+             out / "agreement.csv", out / "tables.txt"]
     _write_csv(paths[1], _long_rows(comparison, "head_to_head"))
     _write_csv(paths[2], _long_rows(comparison, "agreement"))
     paths[3].write_text("\n\n".join(head_to_head_table(comparison, c) for c in comparison["conditions"]) + "\n",

@@ -31,7 +31,7 @@ import numpy as np
 
 from ..analysis.inference import ALPHA
 from ..names import slug
-from ..schema import EXPERIMENTS
+from ..study import EXPERIMENTS
 from .figures import FORMATS, pyplot as _pyplot, save_figure as _save
 
 MODEL_COLOR = "#d95f02"
@@ -61,11 +61,12 @@ def _load(result) -> dict:
 
 
 def _panels(result: dict, datasets_dir) -> dict:
-    if "panels" in result:
-        return result["panels"]
-    from ..benchmarks.contstim import recompute_panels
-
-    return recompute_panels(result, datasets_dir)
+    """The result's ``panels`` (every model of each condition): the figures read them and compute
+    no score; a result without them (an optional section of the file) cannot be drawn."""
+    if "panels" not in result:
+        raise ValueError("the result has no 'panels' section (every model of each condition), which the figures "
+                         "draw; evaluate the model again with `contstim evaluate` (its scores come from the cache)")
+    return result["panels"]
 
 
 # ------------------------------------------------------------------------------------ bars
@@ -260,7 +261,7 @@ def scatter_figure(result: dict, experiment: str, reference: str | None = None, 
     """(figure of :func:`plot_scatter`, the reference model used): one axes per trial type."""
     from ..data.load import fingerprint
     from ..benchmarks.contstim import DATASET, load_experiment
-    from ..schema import TRIAL_TYPES
+    from ..study import TRIAL_TYPES
 
     result = _load(result)
     if experiment not in result["experiments"]:

@@ -50,7 +50,7 @@ from ..analysis.accuracy import TIES
 from ..analysis.inference import ALPHA
 from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
-from ..schema import EXPERIMENTS
+from ..study import EXPERIMENTS
 
 FORMAT = "contstim-bench-result"
 FORMAT_VERSION = 3

@@ -1,6 +1,6 @@
 """``precomputed:NAME``: the reference models' log-probabilities shipped with the dataset.
 
-NAME is a reference model as named in the source files (:data:`contstim_bench.schema.ALL_REFERENCE_MODELS`:
+NAME is a reference model as named in the source files (:data:`contstim_bench.study.ALL_REFERENCE_MODELS`:
 gpt2, roberta, electra, bert, xlm, lstm, rnn, trigram, bigram and the three ``*_has_a_mouth``
 PLL read-outs).  Values come from the built ``contstim`` dataset; no model is run:
 
@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from ..schema import ALL_REFERENCE_MODELS, EXPERIMENTS
+from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
 from .base import Scorer, hash_files
 
 DATASET = "contstim"
@@ -51,7 +51,7 @@ def reference_table(
     name: str, datasets_dir: str | os.PathLike | None = None, split: str | None = None
 ) -> dict[str, float]:
     """``{sentence: log-probability}`` of reference model ``name`` from the ``sentences`` config."""
-    from ..data.load import dataset_dir
+    from ..data.load import dataset_folder
 
     if name not in ALL_REFERENCE_MODELS:
         raise ValueError(
@@ -60,7 +60,7 @@ def reference_table(
     splits = EXPERIMENTS if split is None else (split,)
     if split is not None and split not in EXPERIMENTS:
         raise ValueError(f"unknown split {split!r} for precomputed:{name}; known: {', '.join(EXPERIMENTS)}")
-    folder = Path(dataset_dir(DATASET, datasets_dir)) / CONFIG
+    folder = Path(dataset_folder(DATASET, datasets_dir)) / CONFIG
     table: dict[str, float] = {}
     for sp in splits:
         path = folder / f"{sp}.parquet"
@@ -165,7 +165,7 @@ def pool_file_log_probs(name: str, pool_file: str | os.PathLike,
     from the file's number of lines."""
     from ..data.build_contstim import POOL_PROBS, POOL_SELECTION
     from ..data.sources import entry, git_blob_sha1, resolve
-    from ..schema import MAIN_MODELS
+    from ..study import MAIN_MODELS
 
     path = Path(pool_file)
     if name not in MAIN_MODELS or not path.is_file():

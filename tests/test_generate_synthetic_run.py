@@ -18,7 +18,7 @@ from contstim_bench.cli import main as cli_main
 from contstim_bench.data.sources import resolve
 from contstim_bench.generate.inputs import StartSentence
 from contstim_bench.generate.pairing import ModelEntry, parse_models
-from contstim_bench.generate.runner import JOBS_DIR, job_seed, make_jobs, shard
+from contstim_bench.generate.synthetic_run import JOBS_DIR, job_seed, make_jobs, shard
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
 
 POOL = POOL_SYNTHESIS  # the 6,113 natural sentences of the synthesis pool
@@ -40,9 +40,9 @@ def setup(tmp_path_factory):
         assert cli_main(["train", "ngram", "--corpus", str(tmp / "corpus.txt"), "--order", str(order),
                          "--output", str(arpa)]) == 0
         models.append(f"{name}=kenlm:{arpa}")
-    from contstim_bench.data.load import dataset_dir
+    from contstim_bench.data.load import dataset_folder
 
-    vocab = pd.read_parquet(dataset_dir("contstim") / "vocabulary" / "train.parquet")
+    vocab = pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet")
     vocab = vocab.sort_values("frequency", ascending=False, kind="stable")
     top = pd.concat([vocab[vocab["capitalized"]].head(800), vocab[~vocab["capitalized"]].head(800)])
     top[["word", "capitalized"]].to_parquet(tmp / "vocab.parquet")

@@ -2,7 +2,7 @@
 
 A design is a parquet file (or a folder holding exactly one, e.g. a built dataset with a
 ``design`` config) with one row per participant group x trial and these columns
-(:data:`DESIGN_COLUMNS`, the ``trials`` layout of :data:`contstim_bench.schema.TRIAL_COLUMNS`
+(:data:`DESIGN_COLUMNS`, the ``trials`` layout of :data:`contstim_bench.study.TRIAL_COLUMNS`
 without experiment, participant, rating, confidence and reaction time):
 
 ============================  =======  ==========================================================
@@ -16,7 +16,7 @@ column                        type     meaning
 ``sentence2``                 string   the sentence on the right
 ``sentence1_type``            string   raw stimulus type code (N, S1, S2, N1, N2, R1, R2, C1, C2)
 ``sentence2_type``            string
-``trial_type``                string   one of :data:`contstim_bench.schema.TRIAL_TYPES`, consistent
+``trial_type``                string   one of :data:`contstim_bench.study.TRIAL_TYPES`, consistent
                                        with the two type codes; catch trials are
                                        ``natural_vs_shuffled`` with C1 the natural sentence and C2
                                        its shuffled version
@@ -42,7 +42,7 @@ import pyarrow.parquet as pq
 
 from .contstim_trials import pair_id as make_pair_id
 from .contstim_trials import trial_type_of
-from ..schema import TARGET_COLUMNS
+from ..study import TARGET_COLUMNS
 
 DESIGN_COLUMNS = {
     "group": "int64",
