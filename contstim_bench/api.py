@@ -29,8 +29,8 @@ __all__ = ["compare_models", "evaluate_model", "score_sentences", "set_threads"]
 def _experiments(experiments) -> list[str] | None:
     exps, rounds = driver.split_experiments(experiments)
     if rounds:
-        raise ValueError(f"{rounds[0]!r} is a round of the benchmark, a benchmark of its own: evaluate it with "
-                         f"benchmarks=['contstim.{rounds[0]}']")
+        raise ValueError(f"unknown experiment {rounds[0]!r}; known: main, pll or all (a round written by `contstim "
+                         f"experiment ingest` is evaluated with benchmarks=['contstim.{rounds[0]}'])")
     return exps
 
 

@@ -27,6 +27,7 @@ from typing import Any
 from .benchmarks import get_benchmark
 from .benchmarks.base import Benchmark
 from .results import write_result
+from .results.io import check_output_file, check_output_folder
 from .scoring.parallel import data_parallel, is_main_process
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
@@ -82,7 +83,7 @@ def load_model(model, options: RunOptions = RunOptions(), *, datasets_dir: str |
                                  progress=options.progress, max_tokens_per_batch=options.max_tokens_per_batch)
         return load_scorer(parse_model(model), context, device=options.device, dtype=options.dtype)
     if not isinstance(model, (LogProbScorer, PromptedJudge)):
-        raise TypeError(f"model must be a model spec (str or ModelSpec) or a scorer, got {type(model).__name__}")
+        raise TypeError(f"spec must be a model spec string or a Scorer, got {type(model).__name__}")
     return model
 
 
@@ -105,8 +106,8 @@ def split_experiments(experiments: Sequence[str] | str | None) -> tuple[list[str
             raise ValueError(f"unknown experiment {r!r}; known: {', '.join(EXPERIMENTS)}, all, or the name of a round "
                              "of the benchmark (written by `contstim experiment ingest`)")
     if rounds and paper:
-        raise ValueError("a round is a benchmark of its own: give rounds alone (--experiment ROUND ... or "
-                         "--benchmark contstim.ROUND), not with main, pll or all")
+        raise ValueError("a round is a benchmark of its own: evaluate rounds alone (`contstim evaluate --experiment "
+                         "ROUND` or `contstim evaluate --benchmark contstim.ROUND`), not with main, pll or all")
     if "all" in paper or not items:
         return None, rounds
     return list(dict.fromkeys(paper)) or None, rounds
@@ -182,8 +183,8 @@ def evaluate(
         with data_parallel():
             results[bench.identifier] = bench.evaluate(scorer, datasets_dir=datasets_dir, log=log, **opts)
     if output is not None and main:
-        for path in write_outputs(results, output):
-            log(f"wrote {path}")
+        for ident, path in zip(results, write_outputs(results, output)):
+            log(f"wrote the result to {path}" if len(results) == 1 else f"wrote the {ident} result to {path}")
     return results
 
 
@@ -194,7 +195,7 @@ def score_sentences(model, sentences: Sequence[str], options: RunOptions = RunOp
     launcher: the scoring of ``contstim score`` and ``compare``."""
     scorer = require_logprobs(load_model(model, options, datasets_dir=datasets_dir), what)
     with data_parallel():
-        return scorer.score(list(sentences))
+        return scorer.score(sentences)
 
 
 def check_datasets_folder(datasets_dir, benchmarks: Sequence[Benchmark], log: Log) -> None:
@@ -240,13 +241,8 @@ def check_outputs(output: str | os.PathLike, n_results: int) -> Path:
         if n_results != 1:
             raise ValueError(f"output {output} is one result file (it ends in .json), but this run writes "
                              f"{n_results} results: give a folder instead")
-        if path.is_dir():
-            raise ValueError(f"output {output} ends in .json but is a folder: remove it or give another file name")
-        return path
-    if path.is_file():
-        raise ValueError(f"output {output} is a file; an output without the .json suffix is a folder receiving "
-                         "<identifier>.json for each result (give a path ending in .json for one file)")
-    return path
+        return check_output_file(path)
+    return check_output_folder(path)
 
 
 def write_outputs(results: Mapping[str, dict], output: str | os.PathLike) -> list[Path]:

@@ -164,7 +164,7 @@ def test_ready_scorer_takes_no_method():
     class Chars:  # never scores: the method is refused first
         spec = "test:chars"
 
-    with pytest.raises(TypeError, match="model must be a model spec"):
+    with pytest.raises(TypeError, match="spec must be a model spec string or a Scorer"):
         _blimp(Chars(), "pll", paradigms=SUBSET, limit=LIMIT)
     with pytest.raises(ValueError, match="a ready scorer already has its method"):
         blimp.run_blimp(Chars(), "pll", paradigms=SUBSET, limit=LIMIT, log=lambda m: None)

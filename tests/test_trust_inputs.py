@@ -100,10 +100,13 @@ def test_output_that_is_a_folder_is_refused_before_scoring(tmp_path, tiny_dir, c
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
     assert f"--output {folder} is a folder" in err
+    # a result's --output without .json is a folder receiving <identifier>.json (the one convention)
     code = main(["evaluate", "--model", "precomputed:bert", "--output", str(folder), "--no-plots", "--quiet"])
-    assert code == 1 and f"--output {folder} is a folder" in capsys.readouterr().err
-    code = main(["blimp", "--model", "precomputed:bert", "--output", str(folder), "--quiet"])
-    assert code == 1 and f"--output {folder} is a folder" in capsys.readouterr().err
+    assert code == 0 and [p.name for p in folder.iterdir()] == ["contstim.json"]
+    # ... and an existing file where a folder is meant is refused before scoring
+    code = main(["blimp", "--model", "precomputed:bert", "--output", str(inp), "--quiet"])
+    assert code == 1 and f"--output {inp} is a file; an output without the .json suffix is a folder" in \
+        capsys.readouterr().err
 
 
 def test_nonexistent_datasets_folder_is_refused_not_created(tmp_path, capsys):

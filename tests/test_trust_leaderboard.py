@@ -103,7 +103,11 @@ def test_site_lists_unverified_results_apart(tmp_path, oracle, datasets):
     data = json.loads((site / "data.js").read_text(encoding="utf-8").removeprefix("window.CONTSTIM_LEADERBOARD = ")
                       .rstrip().rstrip(";"))
     rows = {(r["model"], r["condition"]): r for r in data["rows"]}
-    assert rows[("oracle", "all")]["verified"] is False and rows[("oracle", "all")]["rank"] == 1
+    # alone among the unverified: nothing to rank it against (as contstim evaluate's '-'), never ranked with
+    # the verified models
+    oracle_row = rows[("oracle", "all")]
+    assert oracle_row["verified"] is False and oracle_row["rank"] is None and oracle_row["rank_text"] == "-"
+    assert oracle_row["not_ranked"].startswith("no other model evaluated like for like")
     assert rows[("roberta", "all")]["verified"] is True and rows[("roberta", "all")]["rank"] == 1
     assert rows[("roberta", "all")]["accuracy_leader"] in ("bert", "roberta")
     assert all(m["verified"] is True for m in data["matrices"] if "oracle" not in m["models"])

@@ -58,8 +58,9 @@ KAUF_IVANOVA_2023_TABLE3: dict[tuple[str, str], dict[str, float]] = _parse()
 def paper_model(spec: str) -> str | None:
     """The paper's model a spec names (``hf-masked:bert-base-cased?method=pll`` -> ``bert-base-cased``),
     by the last path component of its target; None for any other model."""
-    target = spec.split(":", 1)[-1].split("?", 1)[0].rstrip("/")
-    name = target.rsplit("/", 1)[-1]
+    from ..scoring.spec import ModelSpec
+
+    name = ModelSpec.parse(spec).model_target.rstrip("/").rsplit("/", 1)[-1]
     return name if name in MODELS else None
 
 

@@ -175,7 +175,7 @@ def group_tables(rows: list[dict], pages: dict[str, str], kind: str = "verified"
     for group in groups:
         sub = [r for r in rows if r["comparison"] == group]
         head = f'<h4 class="comparison">Ranked among the models evaluated on {E(group)}</h4>' if len(groups) > 1 else ""
-        parts.append(f'{head}<p class="note">{_leaders_note(sub)} {len(sub)} models.</p>\n' + _ranking_table(sub, pages, kind))
+        parts.append(f'{head}<p class="note">{_leaders_note(sub)} {len(sub)} model{"s" if len(sub) != 1 else ""}.</p>\n' + _ranking_table(sub, pages, kind))
     return "\n".join(parts)
 
 

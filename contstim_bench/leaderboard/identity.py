@@ -27,7 +27,7 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 IDENTITY_SETTINGS = ("start_token", "dtype")
 """Fields of a result's ``model`` block that change the log-probabilities and belong to identity."""
-SUFFIXES = (".arpa", ".binary", ".bin", ".klm")
+SUFFIXES = (".arpa", ".binary", ".bin", ".klm", ".npy")
 """File suffixes dropped from a file target's display name (``kenlm:models/trigram.arpa`` -> ``trigram``)."""
 
 
@@ -91,9 +91,14 @@ def display_name(result: dict) -> str:
     model = result.get("model", {})
     name = str(model.get("name", ""))
     parsed = _spec(result)
-    if parsed is None or name not in {model.get("spec"), model.get("spec_typed"), format_spec(*parsed)}:
+    spec_names = {model.get("spec"), model.get("spec_typed")}
+    if parsed is not None:  # the name contstim evaluate gives: the spec, or a precomputed model's target
+        spec_names |= {format_spec(*parsed)} | ({parsed[1]} if parsed[0] == "precomputed" else set())
+    if parsed is None or name not in spec_names:
         return name  # a name the user chose
     family, target, options = parsed
+    if family == "precomputed":
+        options = {k: v for k, v in options.items() if k != "sentences"}  # a pool array's text file: a path
     if family == "prompt":
         return name
     folder = model.get("folder") if isinstance(model.get("folder"), str) else None

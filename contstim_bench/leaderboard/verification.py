@@ -66,7 +66,7 @@ def unpinned_hub_model(spec: str) -> str | None:
         return None
     if ms.family not in ("hf-causal", "hf-masked", "prompt") or ms.revision:
         return None
-    target = ms.target.split(":", 1)[1] if ms.family == "prompt" and ":" in ms.target else ms.target
+    target = ms.model_target
     if target in OFFLINE_MODELS or Path(target).expanduser().exists() or not _HUB_ID.fullmatch(target):
         return None  # a local folder (present or not) is not a Hub model: re-scoring says if it loads
     return target

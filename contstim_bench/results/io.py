@@ -124,6 +124,21 @@ def check_output_file(path: str | os.PathLike, flag: str = "--output") -> Path:
     return path
 
 
+def check_output_folder(path: str | os.PathLike, flag: str = "--output") -> Path:
+    """``path`` if a folder can be made or used there, checked before any work is done:
+    ValueError when it is an existing file, or when the nearest existing parent is a file."""
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"{flag} {path} is a file; an output without the .json suffix is a folder receiving "
+                         "<identifier>.json for each result (give a path ending in .json for one file)")
+    parent = path
+    while not parent.exists() and parent != parent.parent:
+        parent = parent.parent
+    if parent.exists() and not parent.is_dir():
+        raise ValueError(f"{flag} {path}: {parent} is a file, so no folder can be made under it")
+    return path
+
+
 def write_result(result: dict, path: str | os.PathLike) -> Path:
     """Write ``result`` as indented JSON (UTF-8, keys in insertion order)."""
     path = check_output_file(path)

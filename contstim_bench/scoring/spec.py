@@ -179,6 +179,14 @@ class ModelSpec:
         return self.options.get("revision")
 
     @property
+    def model_target(self) -> str:
+        """The target of the model that runs: the target itself, or, for ``prompt:``, the target
+        of the causal model it wraps (``prompt:hf-causal:org/m?template=...`` -> ``org/m``)."""
+        if self.family == "prompt" and ":" in self.target:
+            return parse_spec(self.target)[1]
+        return self.target
+
+    @property
     def evaluated_name(self) -> str:
         """The name ``contstim evaluate`` gives the model: the reference name of
         ``precomputed:NAME`` (so it is evaluated on the trials that target it), the canonical
