@@ -95,7 +95,9 @@ def evaluate_model(
     default :data:`~contstim_bench.scoring.spec.DEFAULT_MODEL` (SmolLM2-135M-Instruct).
     ``experiments``: ``"main"``, ``"pll"``, a list of them, or None/``"all"`` for every
     experiment whose human data is available (the others are skipped with a note; a named one
-    that is unavailable raises FileNotFoundError).  ``output``: write the result JSON there.
+    that is unavailable raises FileNotFoundError).  ``output``: where the result goes, by the
+output convention of every door (:func:`contstim_bench.driver.write_outputs`): a path ending in
+``.json`` is the result file, anything else a folder receiving ``<identifier>.json``.
     ``plots``: a folder for the figures of :func:`contstim_bench.report.plots.plot_result`, or
     True for ``<output stem>_plots`` next to ``output``.  Scores are cached on disk (``cache``: a
     :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default, False for none), so
@@ -104,8 +106,9 @@ def evaluate_model(
     ``benchmarks``: identifiers of :mod:`contstim_bench.benchmarks` (``contstim.pll``,
     ``blimp``, ``plausibility`` ...) and rounds of the contstim benchmark found in
     ``datasets_dir`` (``contstim.<round>``, written by ``contstim experiment ingest``); then the
-    return value is ``{identifier: result}``, one result per benchmark, ``output`` is a folder
-    receiving ``<identifier>.json`` each, and ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
+    return value is ``{identifier: result}``, one result per benchmark (``output``: one ``.json``
+    file for one benchmark, else a folder receiving ``<identifier>.json`` each), and
+    ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
     accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
 
     ``max_tokens_per_batch``: length-sorted batches under a token budget (hf-causal models).
