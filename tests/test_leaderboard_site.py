@@ -20,7 +20,8 @@ from huggingface_hub import HfApi
 from contstim_bench.cli import main as cli_main
 from contstim_bench.leaderboard.identity import display_name
 from contstim_bench.leaderboard.push import push_results
-from contstim_bench.leaderboard.site import TABLE_HEAD, build_site, plot_function, slug
+from contstim_bench.leaderboard.board_html import TABLE_HEAD, slug
+from contstim_bench.leaderboard.site import build_site, plot_function
 from contstim_bench.leaderboard.table import pairwise_matrix, panels, ranking_rows
 from contstim_bench.leaderboard.validate import load_file
 
