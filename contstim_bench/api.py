@@ -116,10 +116,7 @@ output convention of every door (:func:`contstim_bench.driver.write_outputs`): a
     (:mod:`contstim_bench.scoring.parallel`); every process returns the result, only process 0
     writes files and logs.
     """
-    if not is_main_process():
-        log = lambda msg: None  # noqa: E731
-        progress = False
-    log = log or (lambda msg: print(msg, file=sys.stderr))
+    log = log or (lambda msg: print(msg, file=sys.stderr))  # the driver silences processes other than 0
     options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
                          threads=threads, cache=cache, progress=progress)
     if benchmarks is not None:

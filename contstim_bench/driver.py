@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -154,7 +154,7 @@ def evaluate(
     """
     main = is_main_process()
     if not main:
-        log, options = (lambda msg: None), RunOptions(**{**options.__dict__, "progress": False})
+        log, options = (lambda msg: None), replace(options, progress=False)
     log = log or (lambda msg: print(msg, file=sys.stderr))
     chosen = resolve_benchmarks(benchmarks, datasets_dir)
     extra = dict(benchmark_options or {})

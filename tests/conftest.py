@@ -96,3 +96,22 @@ def smollm2():
 
     folder = offline.model_dir("smollm2-135m", progress=False)
     return CausalScorer(folder, start="<|endoftext|>", cache=False, progress=False, name="smollm2-135m")
+
+
+@pytest.fixture(scope="session")
+def kn_trigram(tmp_path_factory) -> Path:
+    """An ARPA trigram trained by ``contstim train ngram`` (the package's own Kneser-Ney
+    estimator) on 400 sentences of the synthesis pool: a model that scores any sentence, in
+    seconds."""
+    from contstim_bench.cli import main as cli_main
+    from contstim_bench.data import sources
+    from contstim_bench.data.build_contstim import POOL_SYNTHESIS
+    from contstim_bench.scoring import kneser_ney as kn
+
+    folder = tmp_path_factory.mktemp("kn-trigram")
+    corpus = folder / "corpus.txt"
+    corpus.write_text("\n".join(" ".join(s) for s in kn.read_corpus(sources.resolve(POOL_SYNTHESIS))[:400]) + "\n",
+                      encoding="utf-8")
+    assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", "3", "--output", str(folder / "tri.arpa"),
+                     "--backend", "python"]) == 0
+    return folder / "tri.arpa"

@@ -57,20 +57,9 @@ def test_no_other_command_runs_a_model():
 
 
 @pytest.fixture(scope="module")
-def trigram(tmp_path_factory):
-    """A Kneser-Ney trigram (the package's own estimator) on a few sentences: a model that
-    scores any sentence, in seconds."""
-    from contstim_bench.data import sources
-    from contstim_bench.data.build_contstim import POOL_SYNTHESIS
-    from contstim_bench.scoring import kneser_ney as kn
-
-    d = tmp_path_factory.mktemp("lm")
-    corpus = d / "corpus.txt"
-    corpus.write_text("\n".join(" ".join(s) for s in kn.read_corpus(sources.resolve(POOL_SYNTHESIS))[:200]) + "\n",
-                      encoding="utf-8")
-    assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", "3", "--output", str(d / "lm.arpa"),
-                     "--backend", "python"]) == 0
-    return f"kenlm:{d / 'lm.arpa'}"
+def trigram(kn_trigram):
+    """A Kneser-Ney trigram spec (conftest's ``kn_trigram``): a model that scores any sentence."""
+    return f"kenlm:{kn_trigram}"
 
 
 def _one_file(path: Path, fmt: str) -> dict:

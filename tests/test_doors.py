@@ -10,8 +10,10 @@ trial), a Kneser-Ney trigram trained here, and a model whose every pair is a tie
 """
 from __future__ import annotations
 
+import contextlib
 import csv
 import importlib.util
+import io
 import json
 import shutil
 from pathlib import Path
@@ -20,6 +22,7 @@ import numpy as np
 import pytest
 
 from contstim_bench.cli import main as cli_main
+from metric_rows import metric_columns
 
 pytestmark = pytest.mark.slow
 
@@ -51,34 +54,23 @@ def _board_rank(rank_text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def doors(tmp_path_factory, datasets):
+def doors(tmp_path_factory, datasets, kn_trigram):
     """Each model's summary text, result file and leaderboard folder (the references and it)."""
     from contstim_bench.benchmarks import get_benchmark
-    from contstim_bench.data import sources
-    from contstim_bench.data.build_contstim import POOL_SYNTHESIS
-    from contstim_bench.scoring import kneser_ney as kn
 
     d = tmp_path_factory.mktemp("doors")
-    corpus = d / "corpus.txt"
-    corpus.write_text("\n".join(" ".join(s) for s in kn.read_corpus(sources.resolve(POOL_SYNTHESIS))[:400]) + "\n",
-                      encoding="utf-8")
-    assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", "3", "--output", str(d / "tri.arpa"),
-                     "--backend", "python"]) == 0
     sentences = get_benchmark("contstim.pll").sentences(datasets)
     (d / "pll.txt").write_text("\n".join(sentences) + "\n", encoding="utf-8")
     np.save(d / "ties.npy", np.full(len(sentences), -10.0))
     models = {
         "roberta": ("precomputed:roberta", []),
         "smollm2": ("smollm2-135m", []),
-        "trigram": (f"kenlm:{d / 'tri.arpa'}", []),
+        "trigram": (f"kenlm:{kn_trigram}", []),
         "all-ties": (f"precomputed:{d / 'ties.npy'}?sentences={d / 'pll.txt'}", ["--ties", "hit"]),
     }
     out = {}
     for key, (spec, extra) in models.items():
         result_path = d / f"{key}.json"
-        import contextlib
-        import io
-
         buf = io.StringIO()
         with contextlib.redirect_stdout(buf):
             assert cli_main(["evaluate", "--model", spec, "--experiment", "pll", "--output", str(result_path),
@@ -193,24 +185,6 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _metric_columns(trials, logprobs):
-    from contstim_bench.analysis.evaluation import log_ratios_from_logprobs
-
-    targets = ("sentence1_accept_model", "sentence1_reject_model", "sentence2_accept_model", "sentence2_reject_model")
-    columns = {col: [None if v is None or v != v else v for v in trials[col]] for col in targets}
-    return dict(
-        predictions=log_ratios_from_logprobs(trials, logprobs).tolist(),
-        references=trials["rating"].astype(int).tolist(),
-        participant=trials["participant"].tolist(),
-        group=trials["group"].astype(int).tolist(),
-        pair_id=trials["pair_id"].tolist(),
-        sentence1=trials["sentence1"].tolist(),
-        sentence2=trials["sentence2"].tolist(),
-        trial_type=trials["trial_type"].tolist(),
-        **columns,
-    )
-
-
 def test_metric_and_its_space_agree(doors, datasets, tmp_path):
     """The metric, given the model by its spec, and the Space's API (raw table in, the metric's
     answer out) give the result file's numbers, selection and degenerate flag."""
@@ -231,7 +205,7 @@ def test_metric_and_its_space_agree(doors, datasets, tmp_path):
         for key, door in doors.items():
             result = door["result"]
             ties = result["analysis"]["ties"]
-            columns = _metric_columns(trials, result["logprobs"])
+            columns = metric_columns(trials, result["logprobs"])
             out = metric.compute(model_name=door["spec"], ties=ties, **columns)
             for cond in CONDITIONS:
                 entry, got = result["experiments"]["pll"][cond], out[cond]
@@ -249,7 +223,7 @@ def test_metric_and_its_space_agree(doors, datasets, tmp_path):
                     assert answer[cond]["accuracy"] == pytest.approx(entry["accuracy"], abs=1e-12), (key, cond)
                     assert answer[cond]["srcs"] == pytest.approx(entry["srcs"], abs=1e-12), (key, cond)
         # the metric takes a model by its spec or its name: one trial selection either way
-        columns = _metric_columns(trials, doors["roberta"]["result"]["logprobs"])
+        columns = metric_columns(trials, doors["roberta"]["result"]["logprobs"])
         by_name = metric.compute(model_name="roberta", **columns)["synthetic_vs_synthetic"]
         by_spec = metric.compute(model_name="precomputed:roberta", **columns)["synthetic_vs_synthetic"]
         assert by_name["selection"] == by_spec["selection"] == "targeted"

@@ -13,6 +13,7 @@ from contstim_bench.analysis.evaluation import evaluate_logprobs, log_ratios_fro
 from contstim_bench.cli import main as cli_main
 from contstim_bench.benchmarks.contstim import load_experiment, recompute
 from contstim_bench.scoring.precomputed import PrecomputedScorer, from_spec
+from metric_rows import metric_columns
 
 PLL_MODELS = {"bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "electra", "electra_has_a_mouth"}
 ENTRY_KEYS = {
@@ -74,20 +75,10 @@ def test_cli_api_and_metric_give_identical_numbers(run, tmp_path):
     assert json.loads(json.dumps(recompute(result, datasets))) == result["experiments"]
 
     metric = evaluate.load(contstim_bench.metric_path(), cache_dir=str(tmp_path / "evaluate"))
-    targets = ("sentence1_accept_model", "sentence1_reject_model", "sentence2_accept_model", "sentence2_reject_model")
-    inputs = {col: [None if v is None or v != v else v for v in trials[col]] for col in targets}
     out = metric.compute(
-        predictions=log_ratios_from_logprobs(trials, result["logprobs"]).tolist(),
-        references=trials["rating"].astype(int).tolist(),
-        participant=trials["participant"].tolist(),
-        group=trials["group"].astype(int).tolist(),
-        pair_id=trials["pair_id"].tolist(),
-        sentence1=trials["sentence1"].tolist(),
-        sentence2=trials["sentence2"].tolist(),
-        trial_type=trials["trial_type"].tolist(),
         model_name="roberta",
         reference_predictions={m: log_ratios_from_logprobs(trials, lp).tolist() for m, lp in others.items()},
-        **inputs,
+        **metric_columns(trials, result["logprobs"]),
     )
     assert json.loads(json.dumps(out)) == result["experiments"]["pll"]
 

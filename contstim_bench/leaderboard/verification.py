@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -34,8 +35,7 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     spec = result["model"]["spec"]
     dtype = result["model"].get("dtype")
     options = options or RunOptions()
-    options = RunOptions(**{**options.__dict__, "progress": False,
-                            "dtype": options.dtype or (dtype if isinstance(dtype, str) else None)})
+    options = replace(options, progress=False, dtype=options.dtype or (dtype if isinstance(dtype, str) else None))
     sentences = list(result["logprobs"])
     values = score_sentences(spec, sentences, options, datasets_dir=datasets_dir, what="re-scoring")
     off = [(s, float(v)) for s, v in zip(sentences, values) if not abs(float(v) - result["logprobs"][s]) <= tolerance]
