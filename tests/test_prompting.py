@@ -196,6 +196,37 @@ def test_pair_scores_are_cached(lm, tmp_path):
     assert second.n_model_pairs == 0
 
 
+CHAT_TEMPLATE = ("{% for m in messages %}{{ m['role'] }}: {{ m['content'] }}\n{% endfor %}"
+                 "{% if add_generation_prompt %}assistant:{% endif %}")
+
+
+def test_changed_chat_template_is_not_served_from_the_cache(tmp_path):
+    """The chat template (``chat_template.jinja`` beside the weights) is part of a chat=yes
+    judge's cache key: after it changes, the judgments are recomputed with the new template."""
+    from contstim_bench.scoring.base import ScoreCache
+
+    folder = save_tiny_llama(tmp_path / "model")
+    template_file = folder / "chat_template.jinja"
+    template_file.write_text(CHAT_TEMPLATE, encoding="utf-8")
+    spec = f"prompt:{folder}?template=sentence-judgment&chat=yes"
+
+    def judged(**kw):
+        judge = load_scorer(spec, progress=False, **kw)
+        return judge, judge.judge([GOOD, BAD])
+
+    first, a = judged(cache=ScoreCache(tmp_path / "c.sqlite"))
+    again, b = judged(cache=ScoreCache(tmp_path / "c.sqlite"))
+    assert (first.n_model_sentences, again.n_model_sentences) == (2, 0)  # the same template: cached
+    np.testing.assert_array_equal(a, b)
+    template_file.write_text("{{ bos_token }}System: judge strictly.\n" + CHAT_TEMPLATE, encoding="utf-8")
+    changed, c = judged(cache=ScoreCache(tmp_path / "c.sqlite"))
+    assert changed.render(s=GOOD).startswith("<s>System: judge strictly.")
+    assert changed.n_model_sentences == 2  # sent to the model, not served from the old entries
+    assert changed.fingerprint() != first.fingerprint() and not np.array_equal(a, c)
+    _, fresh = judged(cache=False)
+    np.testing.assert_array_equal(c, fresh)  # the values of the new template
+
+
 def test_prompt_errors(lm):
     with pytest.raises(ValueError, match="chat=yes but model .* has no chat template"):
         PromptScorer(lm, "likert", chat=True, cache=False)

@@ -241,9 +241,18 @@ class PromptScorer:
 
     # ---------------------------------------------------------------------------- identity
     def fingerprint(self) -> str:
+        """sha256 over what the judgments depend on besides :attr:`method` (the template's name,
+        ``chat``, ``order``, the read-out), the other half of the cache key: the model's content
+        fingerprint (weights, config and tokenizer files, start token, dtype), the template's
+        text and labels, ``chat`` and, with ``chat=yes``, the chat template the tokenizer renders
+        with, wherever transformers read it from (``chat_template.jinja``,
+        ``tokenizer_config.json``, ...).  The model's generation config is not in it: only free
+        generation (:meth:`generate`, never cached) reads it."""
         h = hashlib.sha256()
         h.update(self.lm.fingerprint().encode())
         h.update(repr((self.template.text, self.template.labels, self.chat)).encode())
+        if self.chat:
+            h.update(repr(self.lm.tokenizer.chat_template).encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
     def describe(self) -> dict:
