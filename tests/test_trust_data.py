@@ -1,7 +1,8 @@
 """Built datasets are verified on every load against their ``fingerprint.json`` (parquet sha256,
 or the decoded content's digest; the card's sha256; the file's own consistency), cheaply (once per
-file state per process); the selection pool's precomputed log-probability arrays are verified by
-git blob SHA-1, shape and range in every build, even when the pool's sentences are absent."""
+file state per process), and a file it does not list is refused and named (``data info`` lists
+them); the selection pool's precomputed log-probability arrays are verified by git blob SHA-1,
+shape and range in every build, even when the pool's sentences are absent."""
 from __future__ import annotations
 
 import json
@@ -15,7 +16,7 @@ from contstim_bench.cli import main as cli_main
 from contstim_bench.data import sources, verify
 from contstim_bench.data.build_contstim import POOL_PROBS, build_spec, load_trials
 from contstim_bench.data.load import dataset_folder, fingerprint
-from contstim_bench.data.verify import CorruptDatasetError
+from contstim_bench.data.verify import CorruptDatasetError, UnlistedFilesError
 from contstim_bench.data.writer import ConfigSpec, DatasetSpec, write_dataset
 from contstim_bench.generate.design import read_natural_pairs
 
@@ -110,6 +111,43 @@ def test_data_info_reports_a_corrupt_dataset(copy, capsys):
     flip_first_rating(copy / "contstim" / "trials" / "pll.parquet")
     assert cli_main(["data", "info", "--out", str(copy)]) == 1
     assert "contstim: CORRUPT: dataset file" in capsys.readouterr().out
+
+
+def test_unlisted_file_is_refused_on_load(copy, built):
+    """A parquet file fingerprint.json does not list (here the main experiment's trials, which
+    this build lacks, copied from pll) is never read as part of the dataset."""
+    folder = copy / "contstim"
+    genuine = fingerprint("contstim", built)
+    with pytest.raises(FileNotFoundError):
+        load_trials("main", copy)  # not in the build
+    stray = folder / "trials" / "main.parquet"
+    shutil.copyfile(folder / "trials" / "pll.parquet", stray)
+    (folder / ".git").mkdir()  # names starting with a dot are no loader's: not looked at
+    (folder / ".git" / "HEAD").write_text("ref: refs/heads/main\n", encoding="utf-8")
+    for load in (lambda: load_trials("main", copy), lambda: fingerprint("contstim", copy),
+                 lambda: load_trials("pll", copy)):
+        with pytest.raises(UnlistedFilesError) as err:
+            load()
+        text = str(err.value)
+        assert str(folder) in text and "trials/main.parquet" in text and "does not list" in text
+        assert "move them out" in text
+    assert err.value.files == ["trials/main.parquet"] and isinstance(err.value, CorruptDatasetError)
+    assert stray.is_file()  # refused, not deleted
+    stray.rename(copy / "main.parquet")  # moved out of the dataset folder: the dataset loads again
+    assert fingerprint("contstim", copy) == genuine
+
+
+def test_data_info_lists_unlisted_files(copy, capsys):
+    folder = copy / "contstim"
+    shutil.copyfile(folder / "trials" / "pll.parquet", folder / "trials" / "main.parquet")
+    (folder / "notes.txt").write_text("mine", encoding="utf-8")
+    (folder / "extra").mkdir()
+    (folder / "extra" / "train.parquet").write_bytes((folder / "vocabulary" / "train.parquet").read_bytes())
+    assert cli_main(["data", "info", "--out", str(copy)]) == 1
+    out = capsys.readouterr().out
+    assert f"contstim: NOT VERIFIED: {folder} holds 3 file(s)" in out and "every file verified" not in out
+    assert "  unlisted: extra/\n  unlisted: notes.txt\n  unlisted: trials/main.parquet\n" in out
+    assert (folder / "notes.txt").read_text(encoding="utf-8") == "mine"
 
 
 def test_generated_dataset_is_verified_when_read(tmp_path):

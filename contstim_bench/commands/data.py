@@ -22,7 +22,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                    "(validated by its layout, not its hash; recorded in the card)")
     b.set_defaults(func=_build)
 
-    i = dsub.add_parser("info", help="verify the built datasets and print their configs, splits, row counts and fingerprints")
+    i = dsub.add_parser("info", help="verify the built datasets (every file as recorded, no unlisted file) and print "
+                        "their configs, splits, row counts and fingerprints")
     i.add_argument("--out", "--datasets", dest="out", help="folder of built datasets")
     i.set_defaults(func=_info)
     u = dsub.add_parser(
@@ -76,7 +77,7 @@ def _build(args) -> int:
 def _info(args) -> int:
     from ..data.builders import BUILDERS
     from ..data.load import card_warnings, default_datasets_dir
-    from ..data.verify import CorruptDatasetError, verify_dataset
+    from ..data.verify import CorruptDatasetError, UnlistedFilesError, verify_dataset
 
     out = Path(args.out) if args.out else default_datasets_dir()
     found, corrupt = False, False
@@ -86,6 +87,13 @@ def _info(args) -> int:
             meta = verify_dataset(folder)
         except FileNotFoundError:
             print(f"{name}: not built in {out} (run `contstim data build --out {out}`)")
+            continue
+        except UnlistedFilesError as exc:
+            print(f"{name}: NOT VERIFIED: {folder} holds {len(exc.files)} file(s) its fingerprint.json does not "
+                  f"list; loading it is refused until they are moved out of the folder (rebuilding would delete them)")
+            for rel in exc.files:
+                print(f"  unlisted: {rel}")
+            corrupt = True
             continue
         except CorruptDatasetError as exc:
             print(f"{name}: CORRUPT: {exc}")

@@ -8,11 +8,17 @@ the files ``datasets.load_dataset`` reads).  :func:`verify_dataset` checks every
   digests (the file is consistent with itself);
 - each parquet file's bytes have the recorded sha256, or else its decoded content has the
   recorded digest (a file re-encoded with the same content, e.g. another compression, passes);
-- the card has the recorded sha256 (datasets built before it was recorded skip this check).
+- the card has the recorded sha256 (datasets built before it was recorded skip this check);
+- the folder holds nothing else (:func:`unlisted_files`): a file ``fingerprint.json`` does not
+  list, e.g. a ``trials/main.parquet`` copied beside the real tables, would be read by a loader
+  that opens ``<config>/<split>.parquet`` and its rows reported under the genuine fingerprint.
+  Such files raise :class:`UnlistedFilesError` naming them; the way out is to move them out of
+  the folder (a rebuild would delete them with it).  Names starting with a dot (``.git``,
+  ``.cache``) are not looked at: no loader reads them.
 
 Anything else raises :class:`CorruptDatasetError` naming the file and the way out (rebuild).
 Checks are cheap: a file is verified once per process for each (path, modification time, size),
-so loading the same dataset again costs one ``stat`` per file.
+so loading the same dataset again costs one ``stat`` per file and a listing of its folders.
 """
 from __future__ import annotations
 
@@ -29,6 +35,48 @@ _VERIFIED: dict[str, tuple[int, int, str]] = {}
 
 class CorruptDatasetError(ValueError):
     """A built dataset's file does not match its ``fingerprint.json`` (changed, damaged or missing)."""
+
+
+class UnlistedFilesError(CorruptDatasetError):
+    """A built dataset folder holds files its ``fingerprint.json`` does not list (``files``:
+    paths relative to ``folder``, a folder's ending in ``/``); the dataset is not used."""
+
+    def __init__(self, folder: Path, files: list[str]):
+        self.folder = folder
+        self.files = files
+        shown = ", ".join(files[:5]) + (f" and {len(files) - 5} more" if len(files) > 5 else "")
+        super().__init__(
+            f"dataset folder {folder} holds {len(files)} file(s) that its {FINGERPRINT_FILE} does not list: "
+            f"{shown}. A loader could read them as tables of the dataset under its recorded fingerprint, "
+            f"so the dataset is not used; move them out of {folder} (rebuilding would delete them with the "
+            f"folder)")
+
+
+def unlisted_files(folder: str | os.PathLike, meta: dict) -> list[str]:
+    """What a built dataset folder holds besides its ``fingerprint.json`` (``meta``), its card and
+    the ``<table>.parquet`` files ``meta`` lists: sorted paths relative to ``folder``, a folder that
+    holds no listed file as one entry ending in ``/``.  Names starting with a dot are skipped;
+    folders are followed through symbolic links only where they hold listed files."""
+    folder = Path(folder)
+    listed = {FINGERPRINT_FILE, CARD_FILE} | {f"{table}.parquet" for table in meta["tables"]}
+    holders = {"/".join(rel.split("/")[:i]) for rel in listed for i in range(1, rel.count("/") + 1)}
+    found: list[str] = []
+    todo = [""]
+    while todo:
+        here = todo.pop()
+        with os.scandir(folder / here) as entries:
+            for entry in entries:
+                if entry.name.startswith("."):
+                    continue
+                rel = f"{here}/{entry.name}" if here else entry.name
+                if entry.is_dir():
+                    if rel in holders:
+                        todo.append(rel)
+                    else:
+                        found.append(rel + "/")
+                elif rel not in listed:
+                    found.append(rel)
+    return sorted(found)
 
 
 def _rebuild_hint(folder: Path) -> str:
@@ -87,10 +135,15 @@ def read_checked_fingerprint(folder: str | os.PathLike) -> dict:
 
 
 def verify_dataset(folder: str | os.PathLike) -> dict:
-    """Check every table and the card of a built dataset folder (see the module docstring);
-    returns its ``fingerprint.json``.  :class:`CorruptDatasetError` names a bad file."""
+    """Check every table and the card of a built dataset folder, and that it holds no other file
+    (see the module docstring); returns its ``fingerprint.json``.  :class:`CorruptDatasetError`
+    names a bad file, :class:`UnlistedFilesError` (checked first: the rebuild that mends a bad
+    file would delete them) the files that do not belong."""
     folder = Path(folder)
     meta = read_checked_fingerprint(folder)
+    extra = unlisted_files(folder, meta)
+    if extra:
+        raise UnlistedFilesError(folder, extra)
     files = meta.get("parquet_sha256") or {}
     for table, digest in meta["tables"].items():
         rel = f"{table}.parquet"
