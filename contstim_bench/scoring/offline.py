@@ -29,6 +29,10 @@ from pathlib import Path
 from ..staging import staged_folder
 
 ENV_MODELS = "CONTSTIM_MODELS"
+CONVERSION = "c2"
+"""Version of the conversion, part of the folder name: ``c2`` drops the load arguments
+(:data:`LOAD_ARGUMENTS`) that made a folder's content depend on ``$HF_HUB_OFFLINE``, so folders
+of an earlier conversion are converted again."""
 MARKER = "contstim_offline.json"
 
 
@@ -165,9 +169,27 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
                     pass
         lm.save_pretrained(out)
         tokenizer.save_pretrained(out)
+        _drop_load_arguments(out / "tokenizer_config.json")
     finally:
         if not progress and bars_were_on:  # restore, never turn on bars that were off (a warning
             hf_logging.enable_progress_bar()  # under $HF_HUB_DISABLE_PROGRESS_BARS, and noise)
+
+
+LOAD_ARGUMENTS = ("local_files_only",)
+"""Arguments of the conversion's own loading that transformers saves into tokenizer_config.json
+(``local_files_only`` follows ``$HF_HUB_OFFLINE``): they say nothing about the model, and would
+make the content fingerprint of one model depend on the environment it was converted in."""
+
+
+def _drop_load_arguments(path: Path) -> None:
+    """Remove :data:`LOAD_ARGUMENTS` from a saved tokenizer_config.json."""
+    if not path.is_file():
+        return
+    config = json.loads(path.read_text(encoding="utf-8"))
+    if any(k in config for k in LOAD_ARGUMENTS):
+        for k in LOAD_ARGUMENTS:
+            config.pop(k, None)
+        path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
 
 
 def _model_files_missing(folder: Path) -> list[str]:
@@ -208,7 +230,7 @@ def _convert_in_child(model: OfflineModel, gguf: Path, out: Path, progress: bool
 def model_dir(name: str, *, progress: bool = True) -> Path:
     """Folder of the converted model ``name`` (converted on first use, then reused).
 
-    The folder is keyed by the package version.  One process at a time converts (a file lock
+    The folder is keyed by the package version and :data:`CONVERSION`.  One process at a time converts (a file lock
     beside the folder; the others wait, then reuse its result), into a temporary folder that is
     checked (config and weights present) and renamed into place, so an interrupted or
     concurrent conversion never leaves a partial model behind; a folder without its config or
@@ -219,7 +241,7 @@ def model_dir(name: str, *, progress: bool = True) -> Path:
     model = get(name)
     version = _package_version(model)
     root = models_dir()
-    final = root / f"{model.name}-{version}"
+    final = root / f"{model.name}-{version}-{CONVERSION}"
     if _complete(final):
         return final
     gguf = gguf_path(name)
