@@ -3,6 +3,7 @@ results and refuses invalid submissions (driven with gradio_client, bounded in t
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import socket
@@ -81,7 +82,11 @@ def test_submit_file_without_server(results_dir, submissions, env, tmp_path):
     queue = tmp_path / "queue"
     assert submit_file(None, results_dir, env).startswith("**Refused**: no file")
     assert submit_file(submissions["valid"], results_dir, env, queue).startswith("**Valid**")
-    assert [p.name for p in queue.iterdir()] == ["length-baseline-len-v1.json"]
+    digest = hashlib.sha256(submissions["valid"].read_bytes()).hexdigest()
+    assert [p.name for p in queue.iterdir()] == [f"{digest}.json"]  # named by content: no upload replaces another
+    again = submit_file(submissions["valid"], results_dir, env, queue)
+    assert again.startswith("**Valid**") and "**Duplicate**: this exact file is already queued" in again
+    assert [p.read_bytes() for p in queue.iterdir()] == [submissions["valid"].read_bytes()]
     text = submit_file(submissions["duplicate"], results_dir, env)
     assert text.startswith("**Refused**") and "duplicate: model 'roberta'" in text
 
@@ -159,4 +164,5 @@ def test_evaluate_spec(env):
     assert evaluate_spec("  ", env) == "**Refused**: no model spec given."
     text = evaluate_spec("precomputed:roberta", env)
     assert "model: precomputed:roberta" in text and "synthetic_vs_synthetic" in text and "0.804" in text
-    assert evaluate_spec("precomputed:gpt5", env).startswith("**Evaluation failed**: ValueError: unknown reference model 'gpt5'")
+    assert evaluate_spec("precomputed:gpt5", env).startswith("**Refused**: precomputed: names a reference model")
+    assert evaluate_spec("kenlm:/etc/passwd", env).startswith("**Refused**: its model spec names the local model 'passwd'")

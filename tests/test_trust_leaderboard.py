@@ -83,7 +83,10 @@ def test_oracle_is_valid_but_unverified(tmp_path, oracle, bert, datasets):
     assert acc > best and acc == pytest.approx(ceiling, abs=0.002)  # above every real model, at the ceiling
     [c] = validate_and_rescore([write(tmp_path, "oracle.json", oracle)], datasets_dir=datasets)
     assert c.ok and not c.verified
-    assert "could not be re-scored" in c.verification and "FileNotFoundError" in c.verification
+    assert "no models folder configured" in c.verification  # a local path from a submission is never read
+    (tmp_path / "models").mkdir()
+    [c] = validate_and_rescore([tmp_path / "oracle.json"], datasets_dir=datasets, models_folder=tmp_path / "models")
+    assert c.ok and not c.verified and "'oracle-model' is not in the maintainer's models folder" in c.verification
     [c] = validate_and_rescore([tmp_path / "oracle.json"], datasets_dir=datasets, rescore_models=False)
     assert c.ok and not c.verified and "skipped" in c.verification
 
@@ -113,7 +116,7 @@ def test_site_lists_unverified_results_apart(tmp_path, oracle, datasets):
     assert all(m["verified"] is True for m in data["matrices"] if "oracle" not in m["models"])
     assert all("oracle" not in m["models"] for m in data["matrices"] if m["verified"])
     page = (site / "models" / "oracle.html").read_text(encoding="utf-8")
-    assert 'class="status unverified"' in page and "could not be re-scored" in page
+    assert 'class="status unverified"' in page and "no models folder configured" in page
     assert 'class="status verified"' in (site / "models" / "bert.html").read_text(encoding="utf-8")
     exported = list(csv.DictReader(io.StringIO((site / "export" / "leaderboard.csv").read_text(encoding="utf-8"))))
     assert {r["verified"] for r in exported if r["model"] == "oracle"} == {"False"}
@@ -263,7 +266,7 @@ def test_in_browser_csv_download_neutralises_formulas(tmp_path, datasets):
 def test_a_hub_model_is_verified_only_with_a_pinned_revision(tmp_path, oracle, datasets, spec, pinned):
     """A Hub model can change under its name: without ?revision= its result stays unverified, and no
     download is attempted (this CI has no Hub access)."""
-    from contstim_bench.leaderboard.verification import unpinned_hub_model
+    from contstim_bench.leaderboard.spec_policy import admit
 
     result = copy.deepcopy(oracle)
     result["model"] = {**result["model"], "spec": spec, "name": "hub-model"}
@@ -271,7 +274,8 @@ def test_a_hub_model_is_verified_only_with_a_pinned_revision(tmp_path, oracle, d
     [c] = validate_and_rescore([write(tmp_path, "hub.json", result)], datasets_dir=datasets)
     assert not c.verified  # the oracle's log-probabilities are no model's
     if pinned:  # re-scoring is attempted: the Hub is unreachable here, SmolLM2 disagrees with the oracle
-        assert unpinned_hub_model(spec) is None and "not pinned" not in c.verification
+        assert admit(spec).admitted and "not pinned" not in c.verification
     else:
-        assert c.ok and unpinned_hub_model(spec) == spec.split(":", 1)[1].split("?")[0]
+        hub_id = spec.split(":", 1)[1].split("?")[0]
+        assert c.ok and admit(spec).reason.startswith(f"the Hub model {hub_id!r} is not pinned")
         assert "is not pinned to a revision" in c.verification and "revision=<commit>" in c.verification

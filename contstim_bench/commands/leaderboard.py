@@ -44,7 +44,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "<model name>.json. A folder holds one result per model: a second result of the same model "
             "(same weights' content fingerprint, scorer settings such as method, start token and dtype, and "
             "revision; whatever its name or batch size) is refused, naming the file that has it, unless "
-            "--replace is given."
+            "--replace is given. The file is re-scored first (as `validate` does): a verified result is "
+            "never blocked by an unverified file that claims its identity."
         ),
     )
     a.add_argument("file", metavar="RESULT.json", help="result file written by `contstim evaluate`")
@@ -52,6 +53,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="results folder (default: %(default)s; created if missing)")
     a.add_argument("--replace", action="store_true", help="replace the folder's result of the same model")
     a.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
+    _add_rescore_args(a)
     a.set_defaults(func=_add)
 
     b = lsub.add_parser("build", help="render the static site from a results folder (verified and unverified "
@@ -89,6 +91,10 @@ def _add_rescore_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--rescore-tolerance", type=float, default=1e-3,
                         help="absolute tolerance in nats per sentence when re-scoring (default 1e-3: batch size "
                              "and CPU move float32 log-probabilities by up to about 1.4e-4)")
+    parser.add_argument("--models-folder", metavar="DIR",
+                        help="the maintainer's folder of local models (n-gram files, RNN and transformers folders): a "
+                             "submission's local model is loaded only by its name from here, never by its path "
+                             "(default: $CONTSTIM_LEADERBOARD_MODELS; none: local models stay unverified)")
     add_run_args(parser, device="device for re-scoring (e.g. cpu, cuda)",
                  dtype="weights dtype for re-scoring (default: the dtype each result records)")
 
@@ -98,7 +104,7 @@ def _validate(args) -> int:
 
     checked = validate_and_rescore(args.files, args.results, args.datasets, rescore_models=args.rescore,
                                    tolerance=args.rescore_tolerance, options=run_options(args),
-                                   log=lambda m: print(m, file=sys.stderr))
+                                   log=lambda m: print(m, file=sys.stderr), models_folder=args.models_folder)
     for c in checked:
         if c.ok:
             name, rev = c.key
@@ -119,9 +125,11 @@ def _validate(args) -> int:
 def _add(args) -> int:
     from ..leaderboard.add import add_result
 
-    added = add_result(args.file, args.results, replace=args.replace, datasets_dir=args.datasets)
+    added = add_result(args.file, args.results, replace=args.replace, datasets_dir=args.datasets,
+                       rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
+                       models_folder=args.models_folder, log=lambda m: print(m, file=sys.stderr))
     replaced = f" (replaced {added.replaced})" if added.replaced is not None else ""
-    print(f"added {added.name!r} as {added.path}{replaced}")
+    print(f"added {added.name!r} as {added.path}{replaced}; {added.verification}")
     return 0
 
 
@@ -129,7 +137,8 @@ def _build(args) -> int:
     from ..leaderboard.site import build_site
 
     out = build_site(args.results, args.out, validate=not args.no_validate, datasets_dir=args.datasets,
-                     rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args))
+                     rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
+                     models_folder=args.models_folder)
     print(f"wrote {out / 'index.html'}")
     return 0
 
@@ -148,6 +157,7 @@ def _push(args) -> int:
         rescore=args.rescore,
         tolerance=args.rescore_tolerance,
         options=run_options(args),
+        models_folder=args.models_folder,
     )
     print(f"pushed {args.results} to {url}")
     return 0

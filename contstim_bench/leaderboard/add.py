@@ -16,8 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import names
+from .duplicates import entry_keys, existing_keys
 from .identity import describe_identity, display_name, identity
-from .validate import ValidationError, entry_keys, existing_keys, validate_files
+from .validate import RESCORE_TOLERANCE, ValidationError
+from .verification import file_verifier, validate_and_rescore
 
 
 @dataclass(frozen=True)
@@ -28,26 +30,35 @@ class Added:
     path: Path
     name: str
     replaced: Path | None
+    verification: str = "unverified: not re-scored from its model spec"
 
 
 def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *, replace: bool = False,
-               datasets_dir=None) -> Added:
-    """Validate ``result_file`` and copy it into ``results_dir`` (created if missing).
+               datasets_dir=None, rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, options=None,
+               models_folder=None, log=None) -> Added:
+    """Validate ``result_file``, verify it (with ``rescore``, the default: re-scored from its spec
+    under :mod:`.spec_policy`, ``models_folder`` the maintainer's local models), and copy it into
+    ``results_dir`` (created if missing).
 
-    ValidationError lists the problems of an invalid file; ValueError names the file of
-    ``results_dir`` that already holds the same model (with ``replace``, that file is removed
-    instead).  Nothing in ``results_dir`` changes when an error is raised.
+    ValidationError lists the problems of an invalid file (or one whose re-scoring disagrees);
+    ValueError names the file of ``results_dir`` that already holds the same model in the same
+    group (verified or unverified, :mod:`.duplicates`: an unverified file never blocks a
+    verified one; with ``replace``, that file is removed instead).  Nothing in ``results_dir``
+    changes when an error is raised.
     """
     source = Path(result_file)
     folder = Path(results_dir)
     folder.mkdir(parents=True, exist_ok=True)
-    [checked] = validate_files([source], datasets_dir=datasets_dir)
+    [checked] = validate_and_rescore([source], datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
+                                     options=options, log=log, models_folder=models_folder)
     if not checked.ok:
         raise ValidationError(str(source), checked.problems)
     result = checked.result
     key = identity(result)
     taken = existing_keys(folder, skip=[source])
-    held = [taken[k] for k in entry_keys(result) if k in taken]  # one file per model and benchmark
+    verified_file = file_verifier(datasets_dir, tolerance, options, models_folder, log) if rescore else None
+    held = [f for k in entry_keys(result) for f in taken.get(k, [])  # one file per model and benchmark, in its group
+            if (bool(verified_file(f)) if verified_file else False) == checked.verified]
     earlier = Path(held[0]) if held else None
     if earlier is not None and not replace:
         raise ValueError(f"{folder} already has this model in {earlier} ({describe_identity(result)}); "
@@ -73,4 +84,4 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
             os.unlink(tmp)
     if earlier is not None and earlier.resolve() != target.resolve():
         earlier.unlink()
-    return Added(target, name, earlier)
+    return Added(target, name, earlier, checked.verification)

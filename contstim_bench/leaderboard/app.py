@@ -10,29 +10,34 @@ Spaces: a title and intro, then tabs: the ranking table, About, and Submit.
 - **About**: what is measured and how submissions are checked.
 - **Submit**: upload a result JSON; it is validated by :mod:`.validate` (every score recomputed
   from its log-probabilities; duplicates checked against the shown results).  A valid file is
-  copied into the queue folder when ``CONTSTIM_LEADERBOARD_QUEUE`` is set.  When the maintainer
-  sets ``CONTSTIM_LEADERBOARD_ALLOW_EVAL=1``, the tab also evaluates a model spec on the server
-  and a submission is re-scored from its spec, so the answer says whether it is verified (the
-  scorer registry never runs a model's own code); otherwise a valid submission is unverified until
+  copied into the queue folder when ``CONTSTIM_LEADERBOARD_QUEUE`` is set, named by the sha256 of
+  its bytes (no upload replaces another; the same file twice is answered as a duplicate).  When
+  the maintainer sets ``CONTSTIM_LEADERBOARD_ALLOW_EVAL=1``, the tab also evaluates a model spec
+  on the server and a submission is re-scored from its spec, both under the policy of
+  :mod:`.spec_policy` (local models only by name from ``CONTSTIM_LEADERBOARD_MODELS``, Hub models
+  pinned to a commit, no served address contacted), so the answer says whether it is verified
+  (the scorer registry never runs a model's own code); otherwise a valid submission is unverified until
   the maintainer re-scores it (``contstim leaderboard validate`` does by default).
 
 Environment: ``CONTSTIM_LEADERBOARD_RESULTS`` (results folder), ``CONTSTIM_LEADERBOARD_QUEUE``,
-``CONTSTIM_LEADERBOARD_ALLOW_EVAL``, ``CONTSTIM_LEADERBOARD_RESCORE``, and the package's usual
+``CONTSTIM_LEADERBOARD_ALLOW_EVAL``, ``CONTSTIM_LEADERBOARD_RESCORE``, ``CONTSTIM_LEADERBOARD_MODELS``
+(the maintainer's folder of local models), and the package's usual
 ``CONTSTIM_DATASETS``.
 """
 from __future__ import annotations
 
+import hashlib
 import os
-import shutil
 from pathlib import Path
 
 import pandas as pd
 
-from .board_html import panel_tables, slug
+from .board_html import panel_tables
 from .policy import grouped_rows, load_entries
 from .table import COLUMNS, panels
-from .validate import MAX_BYTES, validate_files
-from .verification import verify
+from .validate import MAX_BYTES
+from .spec_policy import admit
+from .verification import validate_and_rescore
 
 ENV_RESULTS = "CONTSTIM_LEADERBOARD_RESULTS"
 ENV_QUEUE = "CONTSTIM_LEADERBOARD_QUEUE"
@@ -188,16 +193,16 @@ def board_html(rows: list[dict], label: str) -> str:
 
 def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | None = None, rescore: bool = False) -> str:
     """Validate one uploaded file; Markdown saying why it is refused, or that it is accepted and
-    whether it is verified (with ``rescore``, its model spec is loaded and re-scores it here;
-    otherwise it stays unverified until the maintainer re-scores it)."""
+    whether it is verified (with ``rescore``, its model spec is re-scored here under the policy of
+    :mod:`.spec_policy`; otherwise it stays unverified until the maintainer re-scores it).  A
+    valid file is queued (with ``queue_dir``) as ``<sha256 of its bytes>.json``: no upload
+    replaces another, and the same file uploaded twice is answered as a duplicate."""
     if path is None:
         return "**Refused**: no file uploaded."
     path = Path(path)
     if path.stat().st_size > MAX_BYTES:
         return f"**Refused**: the file is larger than {MAX_BYTES:,} bytes."
-    [checked] = validate_files([path], results_dir=results_dir, datasets_dir=datasets_dir)
-    if checked.ok and rescore:
-        verify(checked, datasets_dir)
+    [checked] = validate_and_rescore([path], results_dir=results_dir, datasets_dir=datasets_dir, rescore_models=rescore)
     if not checked.ok:
         items = "\n".join(f"- {p}" for p in checked.problems)
         return f"**Refused**: the submission is invalid.\n\n{items}"
@@ -212,25 +217,44 @@ def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | No
         text += (f" **Unverified**: {reason}. Until it is verified it is listed among the unverified results, "
                  "not ranked with the verified ones.")
     if queue_dir is not None:
-        queue_dir.mkdir(parents=True, exist_ok=True)
-        target = queue_dir / f"{slug(name)}-{slug(rev)[:12]}.json"
-        shutil.copyfile(path, target)
-        text += " It is queued for the maintainer."
+        text += " " + queue(path, queue_dir)
     return text
 
 
+def queue(path: Path, queue_dir: Path) -> str:
+    """Copy an accepted upload into ``queue_dir`` as ``<sha256 of its bytes>.json`` (created
+    exclusively: never over another file); the sentence that says what happened."""
+    data = path.read_bytes()
+    queue_dir.mkdir(parents=True, exist_ok=True)
+    target = queue_dir / f"{hashlib.sha256(data).hexdigest()}.json"
+    try:
+        with open(target, "xb") as out:
+            out.write(data)
+    except FileExistsError:
+        return "**Duplicate**: this exact file is already queued for the maintainer; nothing was added."
+    return "It is queued for the maintainer."
+
+
 def evaluate_spec(spec: str, datasets_dir=None) -> str:
-    """Run the evaluation of a model spec on the server (only where the maintainer enabled it)."""
+    """Run the evaluation of a model spec on the server (only where the maintainer enabled it),
+    under the policy of :mod:`.spec_policy` (a typed spec is a submission too).  A failure is
+    answered with its kind only: an error message could quote a file of the server."""
     from ..driver import evaluate
     from ..report.contstim import summary_table
+    from ..scoring.spec import ModelSpec
 
     spec = (spec or "").strip()
     if not spec:
         return "**Refused**: no model spec given."
+    admitted = admit(spec)
+    if not admitted.admitted:
+        return f"**Refused**: {admitted.reason}."
     try:
-        result = evaluate(spec, ["contstim.pll"], datasets_dir=datasets_dir, log=lambda m: None)["contstim.pll"]
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:  # a KeyError is a bug: not caught
-        return f"**Evaluation failed**: {type(exc).__name__}: {exc}"
+        shown = None if admitted.spec == spec else ModelSpec.parse(spec).evaluated_name  # never a local path
+        result = evaluate(admitted.spec, ["contstim.pll"], datasets_dir=datasets_dir, log=lambda m: None,
+                          name=shown)["contstim.pll"]
+    except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:  # a KeyError is a bug: not caught
+        return f"**Evaluation failed**: the model spec {spec!r} could not be loaded or run here ({type(exc).__name__})."
     return "```\n" + summary_table(result) + "\n```"
 
 

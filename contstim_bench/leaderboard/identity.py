@@ -5,7 +5,9 @@ the same weights read out the same way: the content fingerprint of the model fil
 (``model.fingerprint``: a hash of the weights, configuration and tokenizer files, or of the
 n-gram/RNN file, or of the reference log-probabilities), the model family and scoring method, the
 scorer settings that change the numbers (start token, dtype, the spec's options such as a masked
-LM's ``method``/``normalize``/``orders``), and ``model.revision`` when there is one.  Not part of
+LM's ``method``/``normalize``/``orders``, in canonical form: :func:`identity_options`), and
+``model.revision`` when there is one.  On a verified entry the fingerprint and revision are the
+ones re-scoring computed (:func:`.verification.rescore` refuses a file that claims others).  Not part of
 it: the model's name, the path or Hub id it was loaded from, the batch size, the device, and the
 log-probabilities themselves (the same model evaluated with another batch size differs by about
 1e-4 nats, and is still the same model).
@@ -27,6 +29,22 @@ from pathlib import PurePosixPath, PureWindowsPath
 
 IDENTITY_SETTINGS = ("start_token", "dtype")
 """Fields of a result's ``model`` block that change the log-probabilities and belong to identity."""
+FOLDED_OPTIONS = {
+    "hf-causal": {"start", "revision", "device_map", "max_memory"},
+    "kenlm": {"bos", "eos"},
+    "prompt": {"template", "chat", "start"},
+    "precomputed": {"split", "sentences"},
+}
+"""Spec options that are no part of the identity's ``options``: the content fingerprint already
+carries their effect (the start token, n-gram sentence boundaries, a prompt's template and chat
+formatting, a reference's split), ``revision`` is a field of its own, and the others
+(``device_map``, ``max_memory``) do not change the numbers."""
+DEFAULT_OPTIONS = {
+    "hf-masked": {"method": "approx-ll", "normalize": "auto", "orders": "100", "seed": "0"},
+    "prompt": {"order": "given"},
+}
+"""Options that, at these values, say what leaving them out says (the defaults of
+:func:`contstim_bench.scoring.masked.from_spec` and :func:`contstim_bench.scoring.prompting.from_spec`)."""
 SUFFIXES = (".arpa", ".binary", ".bin", ".klm", ".npy")
 """File suffixes dropped from a file target's display name (``kenlm:models/trigram.arpa`` -> ``trigram``)."""
 
@@ -41,6 +59,16 @@ def _spec(result: dict) -> tuple[str, str, dict[str, str]] | None:
         return None
 
 
+def identity_options(family: str | None, options: dict[str, str]) -> dict[str, str]:
+    """The options of a spec that belong to the identity, in canonical form: those of
+    :data:`FOLDED_OPTIONS` and those at their default (:data:`DEFAULT_OPTIONS`) dropped, so
+    ``kenlm:x.arpa?bos=1&eos=true`` and ``kenlm:x.arpa`` are one model, as are
+    ``smollm2-135m?start=<|endoftext|>`` and ``smollm2-135m``."""
+    folded = FOLDED_OPTIONS.get(family or "", set())
+    defaults = DEFAULT_OPTIONS.get(family or "", {})
+    return {k: v for k, v in sorted(options.items()) if k not in folded and defaults.get(k) != v}
+
+
 def identity_fields(result: dict) -> dict:
     """What makes a result's model the model it is (see the module docstring), as a JSON-able dict."""
     model = result.get("model", {})
@@ -50,7 +78,7 @@ def identity_fields(result: dict) -> dict:
         "fingerprint": model.get("fingerprint"),
         "family": family,
         "method": model.get("method"),
-        "options": dict(sorted(options.items())),
+        "options": identity_options(family, options),
         **{k: model.get(k) for k in IDENTITY_SETTINGS},
         "revision": model.get("revision"),
     }

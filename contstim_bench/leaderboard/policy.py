@@ -35,7 +35,7 @@ UNVERIFIED_NOTE = (
 
 
 def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets_dir=None, rescore: bool = True,
-                 tolerance: float = RESCORE_TOLERANCE, options=None, log=None) -> list[Checked]:
+                 tolerance: float = RESCORE_TOLERANCE, options=None, log=None, models_folder=None) -> list[Checked]:
     """Every ``*.json`` of ``results_dir`` (sorted by file name), validated and, with ``rescore``,
     verified (:func:`.verification.validate_and_rescore`).
 
@@ -49,7 +49,7 @@ def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets
         return [Checked(str(p), load_file(p), verification="unverified: the results were not validated (`leaderboard build --no-validate`)")
                 for p in paths]
     checked = validate_and_rescore(paths, datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
-                                   options=options, log=log)
+                                   options=options, log=log, models_folder=models_folder)
     bad = [c for c in checked if not c.ok]
     if bad:
         problems = [f"{Path(c.source).name}: {p}" for c in bad for p in c.problems]

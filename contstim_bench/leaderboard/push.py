@@ -61,11 +61,11 @@ Load the table with `datasets.load_dataset("{repo_id}", "leaderboard")`.
 
 
 def stage(results_dir: str | os.PathLike, repo_id: str, out_dir: str | os.PathLike, validate: bool = True, datasets_dir=None,
-          rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, options=None) -> Path:
+          rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, options=None, models_folder=None) -> Path:
     """Write the repository's content (card, CSV, results/) into ``out_dir``; returns it.
     Entries are validated and verified by :func:`.policy.load_entries`."""
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                           tolerance=tolerance, options=options)
+                           tolerance=tolerance, options=options, models_folder=models_folder)
     loaded = [(Path(c.source), c.result) for c in entries]
     out = Path(out_dir)
     (out / "results").mkdir(parents=True, exist_ok=True)
@@ -90,6 +90,7 @@ def push_results(
     rescore: bool = True,
     tolerance: float = RESCORE_TOLERANCE,
     options=None,
+    models_folder=None,
 ) -> str:
     """Create (if needed) dataset repo ``repo_id`` and upload the staged results in one commit.
 
@@ -105,7 +106,7 @@ def push_results(
         api = HfApi(endpoint=endpoint, token=token)
     with tempfile.TemporaryDirectory(prefix="contstim-push-") as tmp:
         folder = stage(results_dir, repo_id, tmp, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                       tolerance=tolerance, options=options)
+                       tolerance=tolerance, options=options, models_folder=models_folder)
         n_files = len(list((folder / "results").glob("*.json")))
         try:
             url = api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)

@@ -335,6 +335,7 @@ def build_site(
     rescore: bool = True,
     tolerance: float = RESCORE_TOLERANCE,
     options=None,
+    models_folder=None,
 ) -> Path:
     """Render the site of ``results_dir`` into ``out_dir``; returns ``out_dir``.
 
@@ -350,7 +351,7 @@ def build_site(
         raise ValueError(f"{out} exists, is not empty and is not a leaderboard site; choose another "
                          f"`contstim leaderboard build --out`")
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                           tolerance=tolerance, options=options, log=log)
+                           tolerance=tolerance, options=options, log=log, models_folder=models_folder)
     loaded = [(Path(c.source), c.result) for c in entries]
     status = {c.source: c for c in entries}
     results = [r for _, r in loaded]

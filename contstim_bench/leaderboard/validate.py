@@ -53,7 +53,6 @@ from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
 from ..results.schema import result_problems
 from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
 from . import known
-from .identity import identity
 
 __all__ = ["MAX_BYTES", "RESCORE_TOLERANCE", "Checked", "ValidationError", "check_file", "check_result", "load_file",
            "parse_json", "validate_files", "validate_or_raise"]
@@ -111,15 +110,17 @@ def check_round(result: dict, name: str, datasets_dir=None) -> list[str]:
     bench = result["benchmark"]
     try:
         data = load_round(find_round(name, datasets_dir))
-    except (FileNotFoundError, ValueError) as exc:
-        return [f"round {bench.get('identifier')} cannot be checked on this machine: {exc}"]
+    except (FileNotFoundError, ValueError) as exc:  # the message names local folders: not published
+        why = "it is changed or unreadable" if isinstance(exc, ValueError) and "no round" not in str(exc) else \
+            "it is not in this leaderboard's datasets folder"
+        return [f"round {bench.get('identifier')} cannot be checked on this machine: {why}"]
     problems = []
     if bench["dataset_fingerprint"] != data.meta["fingerprint"]:
         problems.append(f"benchmark.dataset_fingerprint {bench['dataset_fingerprint']!r} is not the fingerprint of "
-                        f"round {data.identifier} in {data.folder} ({data.meta['fingerprint']})")
+                        f"round {data.identifier} in this leaderboard's datasets folder ({data.meta['fingerprint']})")
     if bench.get("version") != data.meta["version"]:
         problems.append(f"benchmark.version {bench.get('version')!r} is not the version of round {data.identifier} "
-                        f"in {data.folder} ({data.meta['version']!r})")
+                        f"in this leaderboard's datasets folder ({data.meta['version']!r})")
     return problems
 
 
@@ -174,9 +175,8 @@ def check_logprobs(result: dict, datasets_dir=None) -> list[str]:
     for exp in result["experiments"]:
         try:
             wanted.update(dict.fromkeys(benchmark_sentences(exp, datasets_dir)))
-        except FileNotFoundError as exc:
-            first = str(exc).split(". ")[0]
-            return [f"experiment {exp!r} cannot be checked on this machine (its human data is not available: {first})"]
+        except FileNotFoundError:  # the message names local files: not published
+            return [f"experiment {exp!r} cannot be checked on this machine (its human data is not available here)"]
     missing = [s for s in wanted if s not in lp]
     if missing:
         problems.append(f"logprobs lacks {len(missing)} benchmark sentence(s): {_sample(missing)}")
@@ -395,60 +395,18 @@ def result_paths(results_dir: str | os.PathLike) -> list[Path]:
     return paths
 
 
-def entry_keys(result: dict) -> list[tuple[str, str]]:
-    """(model identity (:func:`.identity.identity`), experiment) for every experiment or round of
-    a result: what may appear once on a leaderboard."""
-    key = identity(result)
-    exps = result.get("experiments")
-    return [(key, str(exp)) for exp in (exps if isinstance(exps, dict) else {"": None})]
-
-
-def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLike] = ()
-                  ) -> dict[tuple[str, str], str]:
-    """(model identity, experiment) -> file for every parseable ``*.json`` in ``results_dir``
-    (minus ``skip``)."""
-    folder = Path(results_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"results folder {folder} does not exist")
-    skipped = {Path(p).resolve() for p in skip}
-    out = {}
-    for path in sorted(folder.glob("*.json")):
-        if path.resolve() in skipped:
-            continue
-        try:
-            for key in entry_keys(load_file(path)):
-                out.setdefault(key, str(path))
-        except ValidationError:
-            continue
-    return out
-
-
-def check_duplicates(checked: list[Checked], results_dir: str | os.PathLike | None = None) -> None:
-    """Add a problem to every result whose model another file already has for the same experiment
-    or round: the same identity (:func:`.identity.identity`: weights' content fingerprint, scorer
-    settings, revision; not the name, nor the log-probabilities, which differ slightly with the
-    batch size)."""
-    seen = existing_keys(results_dir, [c.source for c in checked]) if results_dir is not None else {}
-    for c in checked:
-        if c.result is None or not isinstance(c.result.get("model"), dict):
-            continue
-        for key in entry_keys(c.result):
-            if key in seen:
-                name, rev = c.key
-                what = f" on round contstim.{key[1]}" if key[1] and key[1] not in EXPERIMENTS else ""
-                c.problems.append(f"duplicate: model {name!r} revision {rev!r}{what} is already in {seen[key]}")
-                break
-        else:
-            for key in entry_keys(c.result):
-                seen[key] = c.source
-
-
 def validate_files(
-    paths: Sequence[str | os.PathLike], results_dir: str | os.PathLike | None = None, datasets_dir=None
+    paths: Sequence[str | os.PathLike], results_dir: str | os.PathLike | None = None, datasets_dir=None,
+    duplicates: bool = True,
 ) -> list[Checked]:
-    """Check every file (see the module docstring) and the duplicates among them and ``results_dir``."""
+    """Check every file (see the module docstring) and, with ``duplicates``, the duplicates among
+    them and ``results_dir`` by their claimed identity (:func:`.duplicates.check_duplicates`;
+    :func:`.verification.validate_and_rescore` checks them after re-scoring instead)."""
+    from .duplicates import check_duplicates
+
     checked = [check_file(p, datasets_dir) for p in paths]
-    check_duplicates(checked, results_dir)
+    if duplicates:
+        check_duplicates(checked, results_dir)
     return checked
 
 

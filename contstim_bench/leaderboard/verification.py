@@ -2,102 +2,93 @@
 (:func:`contstim_bench.driver.score_sentences`), and compare with its log-probabilities.
 
 A file that passes every check of :mod:`.validate` is *valid*; it is *verified* only when its
-``model.spec`` was loaded here and re-scored every sentence to within ``RESCORE_TOLERANCE`` nats
-of the submitted log-probabilities.  A valid file whose re-scored log-probabilities differ is
-refused; a valid file that could not be re-scored (its spec cannot be loaded here, it names an
-unpinned Hub model, or re-scoring was skipped) is *unverified*, with the reason.  One file's
-failure never stops the others.
+``model.spec``, resolved under the policy of :mod:`.spec_policy`, was loaded here, re-scored every
+sentence to within ``RESCORE_TOLERANCE`` nats of the submitted log-probabilities, and has the
+fingerprint and revision the file claims.  A valid file whose re-scored log-probabilities or
+identity differ is refused; a valid file that could not be re-scored (the policy does not load
+its spec, loading or running it fails here, or re-scoring was skipped) is *unverified*, with a
+reason that quotes nothing but the submitted spec.  One file's failure never stops the others.
 """
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import replace
-from collections.abc import Sequence
-from pathlib import Path
+from collections.abc import Callable, Sequence
 
 from .validate import RESCORE_TOLERANCE, Checked, validate_files
 
-def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None) -> list[str]:
-    """Re-score the submission's ``model.spec`` here and compare with its log-probabilities
-    (problems when they differ; errors of loading or running the model propagate).
+def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None, *,
+            spec: str | None = None) -> list[str]:
+    """Re-score the submission's model here and compare with its log-probabilities and its
+    claimed identity (problems when they differ; errors of loading or running the model
+    propagate).
 
-    It scores through the one driver (:func:`contstim_bench.driver.score_sentences`) the model
-    named by the spec, with the result's ``model.dtype`` when it names one (the spec is parsed by
-    :mod:`contstim_bench.scoring.spec`; nothing from the file is executed, and no scorer of the
-    registry runs a model's own code), with the model options of ``options``
-    (:class:`contstim_bench.driver.RunOptions`: device, threads, batch sizes; its dtype, when set,
-    replaces the result's).  Scores come from the score cache when this model (same
-    content fingerprint) scored them before.
+    ``spec`` is the spec to load (:func:`.spec_policy.admit`'s resolution of ``model.spec``;
+    default ``model.spec`` itself, for a caller that trusts the file).  It scores through the one
+    driver (:func:`contstim_bench.driver.load_model`) with the result's ``model.dtype`` when it
+    names one, and the model options of ``options`` (:class:`contstim_bench.driver.RunOptions`;
+    its dtype, when set, replaces the result's).  Scores come from the score cache when this
+    model (same content fingerprint) scored them before.  The model's content fingerprint and
+    revision computed here must be the ones the file claims (``model.fingerprint``,
+    ``model.revision``): the board shows the identity re-scoring proved, never a claimed one.
     """
-    from ..driver import RunOptions, score_sentences
+    from ..benchmarks.base import describe_model
+    from ..driver import RunOptions, load_model, score_sentences
 
-    spec = result["model"]["spec"]
+    submitted = result["model"]["spec"]
     dtype = result["model"].get("dtype")
     options = options or RunOptions()
     options = replace(options, progress=False, dtype=options.dtype or (dtype if isinstance(dtype, str) else None))
     sentences = list(result["logprobs"])
-    values = score_sentences(spec, sentences, options, datasets_dir=datasets_dir, what="re-scoring")
+    scorer = load_model(spec or submitted, options, datasets_dir=datasets_dir)
+    values = score_sentences(scorer, sentences, options, datasets_dir=datasets_dir, what="re-scoring")
     off = [(s, float(v)) for s, v in zip(sentences, values) if not abs(float(v) - result["logprobs"][s]) <= tolerance]
-    if not off:
-        return []
-    s, v = off[0]
-    return [
-        f"re-scoring {spec!r} gives different log-probabilities for {len(off)} sentence(s) "
-        f"(tolerance {tolerance}), e.g. {s!r}: submitted {result['logprobs'][s]!r}, re-scored {v!r}"
-    ]
+    problems = []
+    if off:
+        s, v = off[0]
+        problems.append(
+            f"re-scoring {submitted!r} gives different log-probabilities for {len(off)} sentence(s) "
+            f"(tolerance {tolerance}), e.g. {s!r}: submitted {result['logprobs'][s]!r}, re-scored {v!r}")
+    here = describe_model(scorer)
+    same_dtype = options.dtype == dtype or dtype is None
+    for field in ("fingerprint", "revision") if same_dtype else ("revision",):
+        claimed, proved = result["model"].get(field), here.get(field)
+        if claimed != proved:
+            problems.append(f"model.{field} is {claimed!r}, but the model re-scored here from {submitted!r} has "
+                            f"{field} {proved!r}: a result carries the identity of the model that produced it")
+    return problems
 
 
-# a Hub repository id: "name" or "owner/name" (no leading "/", ".", "~"; no deeper path)
-_HUB_ID = re.compile(r"[A-Za-z0-9][\w.-]*(/[A-Za-z0-9][\w.-]*)?")
+def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None,
+           models_folder=None, log=None) -> Checked:
+    """Re-score one valid result (:func:`rescore`) from its model spec as
+    :func:`.spec_policy.admit` resolves it (``models_folder``: the maintainer's folder of local
+    models), and record the outcome on ``checked``: verified when every log-probability and the
+    claimed fingerprint and revision match; refused (problems added) when one differs;
+    unverified, with the reason, when the policy does not load the spec or loading or running it
+    fails here.  The reason quotes only the submitted spec: never an error message (it could
+    quote a file) nor a local path; ``log`` receives the full error for the maintainer.  Never
+    raises for a bad spec, so one file cannot stop a batch."""
+    from .spec_policy import admit
 
-
-def unpinned_hub_model(spec: str) -> str | None:
-    """The Hub id of a ``hf-causal``/``hf-masked``/``prompt`` spec that names a Hub model without
-    ``?revision=`` (None otherwise: a pinned revision, a local folder, an offline model shipped in a
-    package, or another family).  Such a model can change under its name, so re-scoring it today
-    proves nothing about the weights that produced a submission."""
-    from ..scoring.offline import OFFLINE_MODELS
-    from ..scoring.spec import ModelSpec
-
-    try:
-        ms = ModelSpec.parse(spec)
-    except ValueError:
-        return None
-    if ms.family not in ("hf-causal", "hf-masked", "prompt") or ms.revision:
-        return None
-    target = ms.model_target
-    if target in OFFLINE_MODELS or Path(target).expanduser().exists() or not _HUB_ID.fullmatch(target):
-        return None  # a local folder (present or not) is not a Hub model: re-scoring says if it loads
-    return target
-
-
-def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None) -> Checked:
-    """Re-score one valid result from its model spec (:func:`rescore`) and record the outcome on
-    ``checked``: verified when every log-probability matches; refused (a problem added) when one
-    differs; unverified, with the reason, when the spec cannot be loaded or run here, or names a
-    Hub model without ``?revision=`` (:func:`unpinned_hub_model`).  Never raises for a bad spec,
-    so one file cannot stop a batch."""
     if not checked.ok:
         return checked
     spec = checked.result["model"]["spec"]
-    hub_id = unpinned_hub_model(spec)
-    if hub_id is not None:
-        pinned = spec + ("&" if "?" in spec else "?") + "revision=<commit>"
-        checked.verification = (f"unverified: the Hub model {hub_id!r} is not pinned to a revision; evaluate it with "
-                                f"`contstim evaluate --model '{pinned}'` so that re-scoring loads the same weights")
+    admitted = admit(spec, models_folder)
+    if not admitted.admitted:
+        checked.verification = f"unverified: {admitted.reason}"
         return checked
     try:
-        problems = rescore(checked.result, datasets_dir, tolerance, options=options)
+        problems = rescore(checked.result, datasets_dir, tolerance, options=options, spec=admitted.spec)
     except Exception as exc:  # noqa: BLE001 - whatever the spec does, the other files go on
-        reason = str(exc).splitlines()[0] if str(exc) else ""
-        reason = reason if len(reason) <= 300 else reason[:297] + "..."
-        checked.verification = (f"unverified: its model spec {spec!r} could not be re-scored here "
-                                f"({type(exc).__name__}: {reason})")
+        if log is not None:
+            log(f"leaderboard: {checked.source}: re-scoring {spec!r} failed: {type(exc).__name__}: {exc}")
+        checked.verification = (f"unverified: its model spec {spec!r} could not be loaded or run here "
+                                f"({type(exc).__name__})")
         return checked
     if problems:
         checked.problems += problems
-        checked.verification = "refused: re-scoring gives different log-probabilities"
+        checked.verification = "refused: re-scoring gives different log-probabilities or identity"
     else:
         checked.verified = True
         checked.verification = f"verified: re-scored from {spec!r} here, every log-probability within {tolerance} nats"
@@ -112,19 +103,41 @@ def validate_and_rescore(
     tolerance: float = RESCORE_TOLERANCE,
     options=None,
     log=None,
+    models_folder=None,
 ) -> list[Checked]:
     """:func:`validate_files`, then, with ``rescore_models`` (the default), :func:`verify` every
-    file that passed; without it every valid file stays unverified ("not re-scored").  What
-    ``contstim leaderboard validate`` and ``build`` run.  ``log`` receives one line per re-scored
-    file."""
-    checked = validate_files(paths, results_dir=results_dir, datasets_dir=datasets_dir)
+    file that passed (``models_folder``: the maintainer's folder of local models,
+    :func:`.spec_policy.models_folder`); without it every valid file stays unverified ("not
+    re-scored").  Then the duplicate check, within the verified and within the unverified files
+    (:mod:`.duplicates`; a file of ``results_dir`` that shares an identity is re-scored to know
+    its group).  What ``contstim leaderboard validate``, ``add`` and ``build`` run.  ``log``
+    receives one line per re-scored file (and, for the maintainer only, why one failed)."""
+    from .duplicates import check_duplicates
+
+    checked = validate_files(paths, datasets_dir=datasets_dir, duplicates=False)
     for c in checked:
         if not c.ok:
             continue
         if rescore_models:
             if log is not None:
                 log(f"leaderboard: re-scoring {c.source} from {c.result['model']['spec']!r} ...")
-            verify(c, datasets_dir, tolerance, options=options)
+            verify(c, datasets_dir, tolerance, options=options, models_folder=models_folder, log=log)
         else:
             c.verification = "unverified: re-scoring was skipped (`leaderboard validate --no-rescore`)"
+
+    verified_file = file_verifier(datasets_dir, tolerance, options, models_folder, log) if rescore_models else None
+    check_duplicates(checked, results_dir, verified_file)
     return checked
+
+
+def file_verifier(datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None, models_folder=None,
+                  log=None) -> Callable[[str], bool]:
+    """A function telling whether a result file (one already in a results folder) is verified:
+    checked and re-scored as :func:`verify` does."""
+    from .validate import check_file
+
+    def verified_file(path: str) -> bool:
+        return verify(check_file(path, datasets_dir), datasets_dir, tolerance, options=options,
+                      models_folder=models_folder, log=log).verified
+
+    return verified_file

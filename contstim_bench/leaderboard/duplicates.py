@@ -1,0 +1,81 @@
+"""One entry per model: the duplicate check of a leaderboard.
+
+Two results are the same entry when they have the same identity (:func:`.identity.identity`:
+the weights' content fingerprint, the scorer settings that change the numbers, the revision; not
+the name, nor the log-probabilities, which move slightly with the batch size) and cover the same
+experiment or round.  The check runs within a group: verified results among the verified ones,
+whose identity re-scoring proved (:func:`.verification.rescore` refuses a claimed fingerprint or
+revision that the model re-scored here does not have), and unverified results among the
+unverified ones, whose identity is only claimed.  So an unverified file that claims a verified
+model's identity never blocks it: it stays in the unverified table, where it always was.
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from ..results.io import ValidationError, load_file
+from ..study import EXPERIMENTS
+from .identity import identity
+
+
+def entry_keys(result: dict) -> list[tuple[str, str]]:
+    """(model identity (:func:`.identity.identity`), experiment) for every experiment or round of
+    a result: what may appear once on a leaderboard."""
+    key = identity(result)
+    exps = result.get("experiments")
+    return [(key, str(exp)) for exp in (exps if isinstance(exps, dict) else {"": None})]
+
+
+def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLike] = ()
+                  ) -> dict[tuple[str, str], list[str]]:
+    """(model identity, experiment) -> the files that have it, for every parseable ``*.json`` in
+    ``results_dir`` (minus ``skip``), in name order."""
+    folder = Path(results_dir)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"results folder {folder} does not exist")
+    skipped = {Path(p).resolve() for p in skip}
+    out = {}
+    for path in sorted(folder.glob("*.json")):
+        if path.resolve() in skipped:
+            continue
+        try:
+            for key in entry_keys(load_file(path)):
+                out.setdefault(key, []).append(str(path))
+        except ValidationError:
+            continue
+    return out
+
+
+def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None,
+                     verified_file: Callable[[str], bool] | None = None) -> None:
+    """Add a problem to every result (a :class:`.validate.Checked`) whose model another file of
+    its group already has for the same experiment or round, among ``checked`` (in order) and the
+    files of ``results_dir``.  ``verified_file(path)`` tells whether a file of ``results_dir``
+    is verified (default: none is, every file is in one group, as when nothing is re-scored)."""
+    held = existing_keys(results_dir, [c.source for c in checked]) if results_dir is not None else {}
+    verified_here: dict[str, bool] = {}
+
+    def held_in_group(key: tuple[str, str], verified: bool) -> str | None:
+        for source in held.get(key, []):
+            if source not in verified_here:
+                verified_here[source] = bool(verified_file(source)) if verified_file is not None else False
+            if verified_here[source] == verified:
+                return source
+        return None
+
+    seen: dict[tuple[tuple[str, str], bool], str] = {}
+    for c in checked:
+        if c.result is None or not isinstance(c.result.get("model"), dict):
+            continue
+        keys = entry_keys(c.result)
+        clash = next(((k, src) for k in keys for src in [seen.get((k, c.verified)) or held_in_group(k, c.verified)]
+                      if src is not None), None)
+        if clash is not None:
+            (key, source), (name, rev) = clash, c.key
+            what = f" on round contstim.{key[1]}" if key[1] and key[1] not in EXPERIMENTS else ""
+            c.problems.append(f"duplicate: model {name!r} revision {rev!r}{what} is already in {source}")
+            continue
+        for key in keys:
+            seen[(key, c.verified)] = c.source
