@@ -1,6 +1,6 @@
 """The experiment server trusts no request: one participant per platform id (a returning id
 resumes), sign-ups capped per design and rate-limited per client, request bodies parsed with
-depth, size and duplicate-key limits (4xx answers, never a 500), and platform ids that a
+depth, size, duplicate-key and number-size limits (4xx answers, never a 500), and platform ids that a
 spreadsheet would read as formulas refused."""
 from __future__ import annotations
 
@@ -116,6 +116,33 @@ def test_bad_bodies_get_4xx_and_change_nothing(app, tmp_path, name, body, status
     assert db_dump(tmp_path / "r.sqlite") == before
     r = c.post("/api/participants", data=body.replace(b'"trial"', b'"external_id"'), content_type="application/json")
     assert 400 <= r.status_code < 500 and "error" in r.json
+
+
+NUMBERS = [("trial", "9" * 5000, "integer 999999999999...999999 has 5,000 digits"),
+           ("rating", "-" + "1" * 4400, "integer -11111111111...111111 has 4,400 digits"),
+           ("reaction_time_ms", "1" + "0" * 400, "integer 100000000000...000000 has 401 digits"),
+           ("reaction_time_ms", "1e999999", "reaction_time_ms must be a number of milliseconds"),
+           ("external_id", "7" * 5000, "integer 777777777777...777777 has 5,000 digits")]
+
+
+@pytest.mark.parametrize("max_body", [2048, 64 * 1024])
+def test_numbers_of_any_size_get_a_4xx_at_any_body_limit(export_dir, tmp_path, max_body):
+    """Integers past Python's 4,300-digit limit or the float range, and a float literal that
+    overflows to infinity: a 400 naming the number (a 413 when the body is over the limit),
+    never a 500, and nothing stored."""
+    app = make_app(export_dir, tmp_path / "n.sqlite", max_body_bytes=max_body)
+    c = app.test_client()
+    token = sign_up(c).json["token"]
+    before = db_dump(tmp_path / "n.sqlite")
+    for field, literal, fragment in NUMBERS:
+        fields = {"trial": "1", "rating": "3", "reaction_time_ms": "5"} if field != "external_id" else {}
+        body = "{" + ", ".join(f'"{k}": {v}' for k, v in {**fields, field: literal}.items()) + "}"
+        route = "/api/participants" if field == "external_id" else "/api/responses"
+        r = c.post(route, headers=auth(token), data=body, content_type="application/json")
+        status, expected = (413, "exceeds the limit") if len(body) > max_body else (400, fragment)
+        assert (r.status_code, expected in r.json["error"]) == (status, True), (field, r.status_code, r.data[:300])
+    assert db_dump(tmp_path / "n.sqlite") == before
+    app.extensions["contstim_store"].close()
 
 
 @pytest.mark.parametrize("external", ["=HYPERLINK(\"x\")", "+1", "-2+3", "@SUM(A1)"])
