@@ -1,6 +1,7 @@
 """End to end in headless Chromium (Debian's /usr/bin/chromium driven by Playwright, no browser
 download): export, serve on 127.0.0.1, two participants through instructions, every trial and
-the end page (one of them reloading mid-way), then ingest; and the real 132-trial pll design."""
+the end page (one of them reloading mid-way, while another browser with its platform id is
+refused), then ingest; and the real 132-trial pll design."""
 from __future__ import annotations
 
 import http.client
@@ -149,6 +150,17 @@ def test_two_participants_complete_then_ingest(browser, small_design, tmp_path):
                 page.wait_for_selector('#trial[data-trial="7"]:not([hidden])')
                 assert (page.inner_text("#sentence-left"), page.inner_text("#sentence-right")) == shown
                 assert "#token=" in page.url
+                other = browser.new_context()  # another browser with the same platform id: refused
+                intruder = other.new_page()
+                intruder.set_default_timeout(20_000)
+                intruder.goto(f"{url}?PROLIFIC_PID=prolific{who}&STUDY_ID=s1")
+                intruder.click("#proceed")
+                intruder.wait_for_selector("#problem:not([hidden])")
+                assert "this platform id already has a session" in intruder.inner_text("#problem-text")
+                other.close()
+                page.reload()  # the first browser's token still works, at the same trial
+                page.wait_for_selector('#trial[data-trial="7"]:not([hidden])')
+                assert (page.inner_text("#sentence-left"), page.inner_text("#sentence-right")) == shown
                 answer_trials(page, small_design, who, 7, N_TRIALS, clicks)
             page.wait_for_selector("#end:not([hidden])")
             assert page.inner_text("#completion-code") == CODE

@@ -3,13 +3,16 @@ under a minute in all) of the three places that read input from anyone:
 
 - the result-file reader :func:`contstim_bench.results.io.parse_json` (leaderboard submissions):
   any bytes give a dict or a ValidationError naming the problem, never another exception (no
-  RecursionError, no UnicodeError), and every JSON object round-trips;
+  RecursionError, no UnicodeError, no ValueError from Python's 4,300-digit int limit), every JSON
+  object round-trips, and numbers of any size (integers of up to 8,001 digits, exponents of up
+  to 400 digits) are read exactly or refused by name;
 - the ``evaluate`` metric's input validation
   (:func:`contstim_bench.analysis.metric_inputs.check_metric_inputs`, run by the module's
   ``add_batch``): any mix of values gives a ValueError or inputs that the metric's typed features
   encode unchanged (nothing truncated);
 - the experiment server's request parser (:func:`contstim_bench.experiment.server.parse_body`)
-  and its two POST routes: any body gives a 4xx or a success, never a 500.
+  and its two POST routes, at the default body limit and at a large one: any body gives a 4xx or
+  a success, never a 500.
 """
 from __future__ import annotations
 
@@ -21,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contstim_bench.analysis.metric_inputs import check_metric_inputs
-from contstim_bench.results.io import MAX_DEPTH, ValidationError, parse_json
+from contstim_bench.results.io import MAX_DEPTH, MAX_INT, ValidationError, parse_json
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 FUZZ_SLOW = settings(max_examples=120, deadline=None,
@@ -32,7 +35,23 @@ json_values = st.recursive(json_scalars, lambda inner: st.lists(inner, max_size=
                            | st.dictionaries(st.text(max_size=8), inner, max_size=4), max_leaves=30)
 brackets = st.integers(0, 3000).flatmap(
     lambda n: st.sampled_from(["[", "{\"a\":", "[{\"k\": "]).map(lambda opener: opener * n))
+digit_runs = st.tuples(st.sampled_from("123456789"), st.text("0123456789", min_size=1, max_size=8),
+                       st.integers(0, 30) | st.integers(300, 320) | st.integers(4290, 8000)
+                       ).map(lambda t: t[0] + (t[1] * (t[2] // len(t[1]) + 1))[:t[2]])
+int_literals = st.tuples(st.sampled_from(["", "-"]), digit_runs | st.just("0")).map("".join)
+"""JSON integer literals of 1 to 8,001 digits: short, around the float range's 309 digits, and
+past Python's 4,300-digit int limit."""
+float_literals = st.tuples(int_literals, st.sampled_from(["", ".5", ".000001", ".9999999999999999999"]),
+                           st.sampled_from(["e", "E-", "e+"]), digit_runs.map(lambda d: d[:400])).map("".join)
+"""JSON float literals with exponents of up to 400 digits (overflow to inf, underflow to 0.0)."""
+numbers_in_json = st.tuples(st.sampled_from(['{"trial": %s}', '{"rating": [%s]}', '{"external_id": %s}', '[%s]',
+                                             '{"trial": 1, "rating": 3, "reaction_time_ms": %s}']),
+                            st.lists(int_literals | float_literals, min_size=1, max_size=3)
+                            ).map(lambda t: (t[0] % ", ".join(t[1])).encode())
+"""Bodies and files holding such numbers (with two or three of them in an object's value:
+malformed JSON after the first number, which is read first)."""
 json_like = st.one_of(
+    numbers_in_json,
     st.binary(max_size=300),
     st.text(max_size=300).map(lambda t: t.encode("utf-8", "surrogatepass")),
     st.tuples(brackets, json_values.map(json.dumps), st.text(alphabet="[]{}\",:\\ 0e-", max_size=40))
@@ -57,6 +76,28 @@ def test_result_reader_never_fails_unexpectedly(data):
 def test_every_json_object_round_trips(obj):
     assert parse_json(json.dumps(obj), "fuzz") == obj
     assert parse_json(json.dumps(obj).encode(), "fuzz") == obj
+
+
+@FUZZ
+@given(int_literals)
+def test_integers_of_any_size_are_exact_or_refused_by_name(literal):
+    digits = len(literal.lstrip("-"))
+    if digits <= len(str(MAX_INT)) and abs(int(literal)) <= MAX_INT:
+        assert parse_json('{"n": %s}' % literal, "fuzz.json") == {"n": int(literal)}
+        return
+    with pytest.raises(ValidationError) as refused:
+        parse_json('{"n": %s}' % literal, "fuzz.json")
+    assert str(refused.value).startswith(f"fuzz.json: integer {literal[:12]}")
+    assert f"has {digits:,} digits: larger than any number a field can hold" in str(refused.value)
+
+
+@FUZZ
+@given(float_literals)
+def test_floats_of_any_size_read_as_python_floats(literal):
+    """A float literal reads as Python's float() of it: beyond the float range as +-inf (refused
+    later by the checks of the field it is in), below it as 0.0."""
+    value = parse_json('{"x": %s}' % literal, "fuzz.json")["x"]
+    assert isinstance(value, float) and value == float(literal)
 
 
 @FUZZ
@@ -135,15 +176,16 @@ def test_request_parser_answers_4xx_or_a_dict(data):
     assert isinstance(out, dict)
 
 
-@pytest.fixture(scope="module")
-def server_client(tmp_path_factory):
+@pytest.fixture(scope="module", params=[2048, 64 * 1024], ids=["default-body-limit", "64KiB-body-limit"])
+def server_client(tmp_path_factory, request):
     pytest.importorskip("flask")
     from contstim_bench.experiment.export import export_experiment
     from contstim_bench.experiment.server import create_app
     from test_experiment_server import small_design
 
     tmp = tmp_path_factory.mktemp("fuzz-server")
-    app = create_app(export_experiment(small_design(), tmp / "exp"), tmp / "r.sqlite", signups_per_minute=10_000)
+    app = create_app(export_experiment(small_design(), tmp / "exp"), tmp / "r.sqlite", signups_per_minute=10_000,
+                     max_body_bytes=request.param)
     client = app.test_client()
     token = client.post("/api/participants", json={"external_id": None}).json["token"]
     yield client, token

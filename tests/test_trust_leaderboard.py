@@ -2,7 +2,9 @@
 and matched; every other valid result (e.g. log-probabilities fitted to the human choices, an
 internally consistent "oracle" at the noise ceiling) is *unverified* and listed apart, never ranked
 with the verified ones; positive log-probabilities and reference names are refused; re-scoring is
-the default and one unloadable spec does not stop the batch; deep JSON is refused by name."""
+the default and one unloadable spec does not stop the batch; deep JSON and integers too large for
+any field are refused by name, and a folder holding such a file is still read, validated and added
+to."""
 from __future__ import annotations
 
 import copy
@@ -16,10 +18,11 @@ import pytest
 
 from contstim_bench.benchmarks.contstim import load_experiment, recompute, recompute_panels
 from contstim_bench.cli import main as cli_main
+from contstim_bench.leaderboard.add import add_result
 from contstim_bench.leaderboard.policy import grouped_rows, load_entries
 from contstim_bench.leaderboard.push import push_results
 from contstim_bench.leaderboard.site import build_site
-from contstim_bench.leaderboard.validate import ValidationError, validate_files
+from contstim_bench.leaderboard.validate import ValidationError, existing_keys, validate_files
 from contstim_bench.leaderboard.verification import validate_and_rescore
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
@@ -212,6 +215,29 @@ def test_deep_json_is_refused_by_name_everywhere(tmp_path, bert, datasets):
     from contstim_bench.leaderboard.app import submit_file
 
     assert "JSON nested 100001 levels deep" in submit_file(folder / "deep.json", SHIPPED, datasets)
+
+
+def test_a_5000_digit_integer_is_refused_by_name_and_the_batch_goes_on(tmp_path, bert, datasets, capsys):
+    """Python's json stops at 4,300 digits with a bare ValueError: the file holding such an integer
+    is refused by name, the valid file beside it is still read, and the folder still takes a new
+    result."""
+    folder = tmp_path / "results"
+    valid = write(folder, "bert.json", bert)
+    text = json.dumps(bert | {"model": {**bert["model"], "name": "huge", "fingerprint": "h"}})
+    huge = folder / "huge.json"
+    huge.write_text(text.replace('"format_version": 3', '"format_version": ' + "9" * 5000, 1), encoding="utf-8")
+    message = "integer 999999999999...999999 has 5,000 digits: larger than any number a field can hold"
+    bad, good = validate_files([huge, valid], results_dir=folder, datasets_dir=datasets)
+    assert bad.problems == [f"{message} (at most 1.8e+308, the float range)"] and good.ok, good.problems
+    assert set(existing_keys(folder).values()) == {str(valid)}
+    added = add_result(SHIPPED / "roberta.json", folder, datasets_dir=datasets)
+    assert added.path == folder / "roberta.json" and added.path.is_file()
+    with pytest.raises(ValidationError, match=r"huge\.json: integer 9+\.\.\.9+ has 5,000 digits") as refused:
+        load_entries(folder, datasets_dir=datasets, rescore=False)
+    assert "(1 refused file(s)" in str(refused.value) and "bert.json" not in str(refused.value)
+    code = cli_main(["leaderboard", "validate", str(huge), str(valid), "--no-rescore", "--datasets", str(datasets)])
+    out = capsys.readouterr().out
+    assert code == 1 and f"INVALID {huge}" in out and message in out and f"OK {valid}" in out
 
 
 def test_in_browser_csv_download_neutralises_formulas(tmp_path, datasets):

@@ -1,11 +1,13 @@
-"""The experiment server trusts no request: one participant per platform id (a returning id
-resumes), sign-ups capped per design and rate-limited per client, request bodies parsed with
-depth, size and duplicate-key limits (4xx answers, never a 500), and platform ids that a
-spreadsheet would read as formulas refused."""
+"""The experiment server trusts no request: one participant per platform id, which is no
+credential (a second sign-up with a known id is refused and takes nothing over; a participant
+resumes only with its session token), sign-ups capped per design and rate-limited per client,
+request bodies parsed with depth, size, duplicate-key and number-size limits (4xx answers, never
+a 500), and platform ids that a spreadsheet would read as formulas refused."""
 from __future__ import annotations
 
 import json
 import sqlite3
+import threading
 
 import pytest
 
@@ -39,22 +41,48 @@ def sign_up(client, external_id=None, address="10.0.0.1"):
     return client.post("/api/participants", json={"external_id": external_id}, environ_base={"REMOTE_ADDR": address})
 
 
-def test_a_returning_platform_id_resumes_its_own_participant(app, tmp_path):
+def test_a_known_platform_id_cannot_take_over_a_participant(app, tmp_path):
+    """The platform id is no credential: a second sign-up with it is a 409 that changes nothing;
+    the first token keeps working, its answers stay its own, and it resumes with that token."""
     c = app.test_client()
     first = sign_up(c, "5f3a9b2c1d0e")
-    assert first.status_code == 201 and first.json["resumed"] is False
-    old = first.json["token"]
+    assert first.status_code == 201
+    token = first.json["token"]
     for trial in (1, 2):
-        assert c.post("/api/responses", headers=auth(old), json={"trial": trial, "rating": 6}).status_code == 201
-    again = sign_up(c, "5f3a9b2c1d0e")
-    assert again.status_code == 200 and again.json["resumed"] is True and again.json["n_trials"] == N_TRIALS
-    new = again.json["token"]
-    state = c.get("/api/state", headers=auth(new)).json
+        assert c.post("/api/responses", headers=auth(token), json={"trial": trial, "rating": 6}).status_code == 201
+    before = db_dump(tmp_path / "r.sqlite")
+    again = sign_up(app.test_client(), "5f3a9b2c1d0e", address="198.51.100.66")  # anyone who knows the id
+    assert again.status_code == 409 and "token" not in again.json
+    assert "this platform id already has a session" in again.json["error"]
+    assert db_dump(tmp_path / "r.sqlite") == before  # no token replaced, no participant added
+    state = app.test_client().get("/api/state", headers=auth(token)).json  # the participant's reload
     assert state["n_answered"] == 2 and state["trial"]["id"] == 3  # where it stopped
-    assert c.get("/api/state", headers=auth(old)).status_code == 401  # the old token stops working
+    assert c.post("/api/responses", headers=auth(token), json={"trial": 3, "rating": 1}).status_code == 201
+    with sqlite3.connect(tmp_path / "r.sqlite") as conn:
+        stored = conn.execute("SELECT position, rating FROM responses ORDER BY position").fetchall()
+    assert stored == [(1, 6), (2, 6), (3, 1)]
+    assert [sign_up(c, ext).status_code for ext in ("another-id", None, None)] == [201, 201, 201]
+    assert set(first.json) == {"token", "n_trials"}  # nothing says "resumed" any more
+    assert n_participants(tmp_path / "r.sqlite") == 4
+
+
+def test_concurrent_sign_ups_with_one_platform_id_make_one_participant(app, tmp_path):
+    statuses: list[int] = []
+    tokens: list[str] = []
+
+    def one():
+        r = sign_up(app.test_client(), "race-id")
+        statuses.append(r.status_code)
+        tokens.extend([r.json["token"]] if r.status_code == 201 else [])
+
+    threads = [threading.Thread(target=one) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    assert sorted(statuses) == [201] + [409] * 7
     assert n_participants(tmp_path / "r.sqlite") == 1
-    assert sign_up(c, "another-id").status_code == 201 and sign_up(c, None).status_code == 201
-    assert n_participants(tmp_path / "r.sqlite") == 3
+    assert app.test_client().get("/api/state", headers=auth(tokens[0])).json["n_answered"] == 0
 
 
 def test_sign_ups_are_capped_per_design(export_dir, tmp_path):
@@ -63,7 +91,8 @@ def test_sign_ups_are_capped_per_design(export_dir, tmp_path):
     assert [sign_up(c, f"id-{i}").status_code for i in range(4)] == [201] * 4
     full = sign_up(c, "id-late")
     assert full.status_code == 403 and "the experiment is full" in full.json["error"]
-    assert sign_up(c, "id-2").status_code == 200  # a returning participant still gets back in
+    known = sign_up(c, "id-2")  # a known id is refused for being known, not for the experiment being full
+    assert known.status_code == 409 and "already has a session" in known.json["error"]
     assert n_participants(tmp_path / "cap.sqlite") == 4
     app.extensions["contstim_store"].close()
 
@@ -116,6 +145,33 @@ def test_bad_bodies_get_4xx_and_change_nothing(app, tmp_path, name, body, status
     assert db_dump(tmp_path / "r.sqlite") == before
     r = c.post("/api/participants", data=body.replace(b'"trial"', b'"external_id"'), content_type="application/json")
     assert 400 <= r.status_code < 500 and "error" in r.json
+
+
+NUMBERS = [("trial", "9" * 5000, "integer 999999999999...999999 has 5,000 digits"),
+           ("rating", "-" + "1" * 4400, "integer -11111111111...111111 has 4,400 digits"),
+           ("reaction_time_ms", "1" + "0" * 400, "integer 100000000000...000000 has 401 digits"),
+           ("reaction_time_ms", "1e999999", "reaction_time_ms must be a number of milliseconds"),
+           ("external_id", "7" * 5000, "integer 777777777777...777777 has 5,000 digits")]
+
+
+@pytest.mark.parametrize("max_body", [2048, 64 * 1024])
+def test_numbers_of_any_size_get_a_4xx_at_any_body_limit(export_dir, tmp_path, max_body):
+    """Integers past Python's 4,300-digit limit or the float range, and a float literal that
+    overflows to infinity: a 400 naming the number (a 413 when the body is over the limit),
+    never a 500, and nothing stored."""
+    app = make_app(export_dir, tmp_path / "n.sqlite", max_body_bytes=max_body)
+    c = app.test_client()
+    token = sign_up(c).json["token"]
+    before = db_dump(tmp_path / "n.sqlite")
+    for field, literal, fragment in NUMBERS:
+        fields = {"trial": "1", "rating": "3", "reaction_time_ms": "5"} if field != "external_id" else {}
+        body = "{" + ", ".join(f'"{k}": {v}' for k, v in {**fields, field: literal}.items()) + "}"
+        route = "/api/participants" if field == "external_id" else "/api/responses"
+        r = c.post(route, headers=auth(token), data=body, content_type="application/json")
+        status, expected = (413, "exceeds the limit") if len(body) > max_body else (400, fragment)
+        assert (r.status_code, expected in r.json["error"]) == (status, True), (field, r.status_code, r.data[:300])
+    assert db_dump(tmp_path / "n.sqlite") == before
+    app.extensions["contstim_store"].close()
 
 
 @pytest.mark.parametrize("external", ["=HYPERLINK(\"x\")", "+1", "-2+3", "@SUM(A1)"])

@@ -66,7 +66,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="probability of choosing the model's rejected sentence on a catch trial (default 0.05)")
     m.add_argument("--seed", type=int, default=0, help="seed of the participants' draws (default 0)")
     m.add_argument("--first", type=int, default=0, help="number of the first participant (default 0; to add "
-                   "participants to a run)")
+                   "participants to a run: the server refuses a participant number it already has for the same --seed)")
     m.add_argument("--datasets", default=None, help="folder of built datasets (for precomputed: models)")
     add_run_args(m)
     m.set_defaults(func=_simulate)

@@ -6,13 +6,12 @@ Routes (every error is JSON ``{"error": "<what is wrong>"}`` with a 4xx status):
   else of the export folder (the design, the database) is served.
 - ``GET /api/config``: ``title``, ``external_id_param`` (the URL query parameter recorded as the
   participant's recruitment-platform id, e.g. ``PROLIFIC_PID``).
-- ``POST /api/participants`` body ``{"external_id": str | null}``: 201 ``{"token", "n_trials",
-  "resumed": false}``, a new participant in the least-filled group with a per-participant order
-  and sides; or 200 ``{..., "resumed": true}`` when a participant with that platform id exists
-  (one participant per platform id: the returning id gets a new token for its own trials, where it
-  stopped; the old token stops working).  403 when every group has ``max_per_group``
-  participants, 429 (with ``Retry-After``) when one client address signs up more than
-  ``signups_per_minute`` times in a minute.
+- ``POST /api/participants`` body ``{"external_id": str | null}``: 201 ``{"token", "n_trials"}``,
+  a new participant in the least-filled group with a per-participant order and sides.  409 when a
+  participant with that platform id exists (one participant per platform id), with nothing
+  changed: a platform id is no secret, so it never resumes a participant nor revokes its token.
+  403 when every group has ``max_per_group`` participants, 429 (with ``Retry-After``) when one
+  client address signs up more than ``signups_per_minute`` times in a minute.
 - ``GET /api/state`` (header ``Authorization: Bearer <token>``): 200 ``{n_trials, n_answered,
   trial: {id, left, right} | null, done, completion_code, completion_url}``; the completion
   fields are set only once every trial is answered.
@@ -21,6 +20,10 @@ Routes (every error is JSON ``{"error": "<what is wrong>"}`` with a 4xx status):
   401 unknown or missing token, 400 malformed body or a rating that is no button, 404 a trial
   that is not the participant's, 409 an answered trial or one that is not the current trial,
   413 a body over the size limit, 415 a body that is not JSON.
+
+A participant's session token (returned once, at sign-up) is its only credential: a returning
+participant resumes by presenting it to ``GET /api/state``, where it stopped (the browser client
+keeps it in ``localStorage`` and the URL fragment, so a reload resumes).
 
 Request bodies are parsed by :func:`parse_body` (the package's one reader of untrusted JSON,
 :func:`contstim_bench.results.io.parse_json`): at most ``max_body_bytes``, nesting at most
@@ -256,9 +259,9 @@ def create_app(
             raise ApiError(400, f"unknown field(s) {unknown}; allowed: ['external_id']")
         external = check_external_id(data.get("external_id"))
         limiter.check(request.remote_addr or "?")
-        token, _, n_trials, resumed = store.create_participant(external, max_per_group=max_per_group)
-        resp = jsonify(token=token, n_trials=n_trials, resumed=resumed)
-        resp.status_code = 200 if resumed else 201
+        token, _, n_trials = store.create_participant(external, max_per_group=max_per_group)
+        resp = jsonify(token=token, n_trials=n_trials)
+        resp.status_code = 201
         return resp
 
     @app.get("/api/state")

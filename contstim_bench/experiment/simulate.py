@@ -24,6 +24,9 @@ Participant ``k`` (0-based) of a run draws all its randomness from
 ``numpy.random.default_rng([seed, k])``, so the same seed and model give the same answers; with a
 server started with ``--seed`` the groups, orders and sides are reproducible too, and so is the
 ingested dataset.  Participants run one after another (arrival order = participant number).
+Participant ``k`` signs up with the platform id ``simulated-<seed>-<k>``; the server refuses a
+platform id it already has (409), so a second run against the same server continues the
+numbering (``first_index``, ``--first``) or uses another seed.
 """
 from __future__ import annotations
 

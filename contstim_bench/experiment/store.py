@@ -9,8 +9,9 @@ Tables:
   ``group`` stored as ``group_id``), copied from the export so that the database alone can be
   ingested.
 - ``participants(id, token_sha256, group_id, external_id, created_at)``: only the sha256 of a
-  participant's token is stored (the token itself is a credential held by the browser); one row
-  per platform id (``external_id``): a returning id gets a new token for the same row.
+  participant's token is stored (the token itself is a credential held by the browser, the only
+  one: a participant resumes by presenting it); one row per platform id (``external_id``): a
+  second sign-up with a known id is refused, and a row's token never changes.
 - ``assignments(participant_id, position, design_trial, swapped)``: the trial list of one
   participant, position 1..n in the order shown; ``swapped`` = 1 when the design's sentence2
   is shown on the left.
@@ -166,26 +167,24 @@ class Store:
 
     # participants ------------------------------------------------------------------------
     def create_participant(self, external_id: str | None,
-                           max_per_group: int | None = None) -> tuple[str, Participant, int, bool]:
+                           max_per_group: int | None = None) -> tuple[str, Participant, int]:
         """A new participant in the least-filled group (ties broken at random) with its own
-        trial order and sides; returns ``(token, participant, n_trials, resumed)``.
+        trial order and sides; returns ``(token, participant, n_trials)``.
 
-        One participant per platform id: when ``external_id`` is already known, that participant
-        gets a new token (the old one stops working) and keeps its group, trials and answers
-        (``resumed`` True).  TrialError 403 when every group already has ``max_per_group``
-        participants.  Both checks run in the write transaction, so concurrent sign-ups cannot
-        pass them twice.
+        One participant per platform id, and the token is its only credential: TrialError 409
+        when ``external_id`` is already known, with nothing changed (the platform id is no
+        secret, so it never resumes a participant nor replaces its token; a returning
+        participant resumes with its token, :meth:`participant`).  TrialError 403 when every
+        group already has ``max_per_group`` participants.  Both checks run in the write
+        transaction, so concurrent sign-ups cannot pass them twice.
         """
         exp = self.experiment
         token = secrets.token_urlsafe(TOKEN_BYTES)
         with self._write() as c:
-            if external_id is not None:
-                row = c.execute("SELECT id, group_id FROM participants WHERE external_id = ? ORDER BY id LIMIT 1",
-                                (external_id,)).fetchone()
-                if row is not None:
-                    c.execute("UPDATE participants SET token_sha256 = ? WHERE id = ?", (token_digest(token), row[0]))
-                    n = c.execute("SELECT COUNT(*) FROM assignments WHERE participant_id = ?", (row[0],)).fetchone()[0]
-                    return token, Participant(int(row[0]), int(row[1])), int(n), True
+            if external_id is not None and c.execute("SELECT 1 FROM participants WHERE external_id = ?",
+                                                     (external_id,)).fetchone():
+                raise TrialError(409, "this platform id already has a session: continue in the browser where you "
+                                      "started (it keeps your place); a second sign-up with the same id is refused")
             counts = dict(c.execute("SELECT group_id, COUNT(*) FROM participants GROUP BY group_id").fetchall())
             rng = self._rng if self.seed is None else random.Random(f"{self.seed}:{sum(counts.values())}")
             fewest = min(counts.get(g, 0) for g in exp.groups)
@@ -208,7 +207,7 @@ class Store:
             c.executemany(
                 "INSERT INTO assignments(participant_id, position, design_trial, swapped) VALUES (?, ?, ?, ?)", rows
             )
-        return token, Participant(pid, group), len(rows), False
+        return token, Participant(pid, group), len(rows)
 
     def participant(self, token: str) -> Participant | None:
         row = self._conn().execute(

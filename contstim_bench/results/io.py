@@ -2,12 +2,15 @@
 
 Reading is safe for files from anyone: at most :data:`MAX_BYTES`, UTF-8, plain JSON (no pickle,
 no eval), no duplicate keys, nesting at most :data:`MAX_DEPTH` deep (a deeper file would exhaust
-Python's recursion in the parser and everything that walks the tree).
+Python's recursion in the parser and everything that walks the tree), integers at most
+:data:`MAX_INT` in size (a longer literal would hit Python's int-size limit, or make every later
+``float()`` overflow).  Every failure to read is a :class:`ValidationError` naming the source.
 """
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -18,6 +21,11 @@ MAX_BYTES = 50 * 1024 * 1024
 """Largest accepted result file (a result with the log-probabilities of both experiments is ~1 MB)."""
 MAX_DEPTH = 64
 """Deepest accepted nesting of JSON objects and arrays (a result nests about 8 deep)."""
+MAX_INT = int(sys.float_info.max)
+"""Largest accepted magnitude of a JSON integer (that of the largest float, about 1.8e308, 309
+digits): every number a result or a request holds is a float quantity, a count or an id, so a
+larger integer is no valid value of any field."""
+_MAX_INT_DIGITS = len(str(MAX_INT))
 
 
 class ValidationError(ValueError):
@@ -51,6 +59,20 @@ def json_depth(text: str) -> int:
     return deepest
 
 
+def _int_literal(literal: str, source: str) -> int:
+    """The value of a JSON integer ``literal``, or ValidationError when it is beyond
+    :data:`MAX_INT`.  The length is checked before converting, so no literal reaches Python's
+    int-size limit (4,300 digits by default) nor costs quadratic time."""
+    digits = len(literal) - literal.startswith("-")
+    if digits <= _MAX_INT_DIGITS:
+        value = int(literal)
+        if abs(value) <= MAX_INT:
+            return value
+    shown = literal if len(literal) <= 24 else f"{literal[:12]}...{literal[-6:]}"
+    raise ValidationError(source, [f"integer {shown} has {digits:,} digits: larger than any number a field can hold "
+                                   f"(at most {MAX_INT:.1e}, the float range)"])
+
+
 def parse_json(text: str | bytes, source: str = "<submission>", *, max_bytes: int = MAX_BYTES,
                max_depth: int = MAX_DEPTH) -> dict:
     """Parse JSON from anyone: pure JSON, an object at the top, no duplicate keys, at most
@@ -58,8 +80,13 @@ def parse_json(text: str | bytes, source: str = "<submission>", *, max_bytes: in
     before parsing, so no input can exhaust the parser's recursion).  The one reader of untrusted
     JSON: result files, leaderboard submissions and the experiment server's request bodies.
 
-    NaN/Infinity literals are kept as floats (so the sentence they belong to can be named later).
-    ValidationError names the problem (with line and column for malformed JSON).
+    Numbers: an integer beyond :data:`MAX_INT` (e.g. 5,000 digits) is refused here, since no field
+    holds such a number.  NaN/Infinity literals are kept as floats, and so is a float literal
+    beyond the float range (``1e999999`` reads as ``inf``, ``1e-999999`` as ``0.0``), so the field
+    or sentence a non-finite value belongs to is named by the checks that follow.
+
+    Every failure is a ValidationError naming ``source`` and the problem (with line and column
+    for malformed JSON); no input makes another exception escape.
     """
     if isinstance(text, bytes):
         if len(text) > max_bytes:
@@ -86,11 +113,15 @@ def parse_json(text: str | bytes, source: str = "<submission>", *, max_bytes: in
         return obj
 
     try:
-        data = json.loads(text, object_pairs_hook=pairs)
+        data = json.loads(text, object_pairs_hook=pairs, parse_int=lambda literal: _int_literal(literal, source))
     except json.JSONDecodeError as exc:
         raise ValidationError(source, [f"malformed JSON: {exc.msg} at line {exc.lineno} column {exc.colno}"]) from None
+    except ValidationError:
+        raise
     except RecursionError:  # pragma: no cover - json_depth bounds the nesting first
         raise ValidationError(source, ["JSON nested too deeply to parse"]) from None
+    except (ValueError, ArithmeticError) as exc:  # pragma: no cover - no known input gets here
+        raise ValidationError(source, [f"JSON could not be read: {type(exc).__name__}: {exc}"]) from None
     if duplicates:
         raise ValidationError(source, [f"JSON object has duplicate keys: {', '.join(sorted(set(duplicates))[:5])}"])
     if not isinstance(data, dict):

@@ -1,7 +1,8 @@
 // contstim browser experiment client: instructions (Golan et al. 2023, Figure S1), trials
 // (Figure S2), end page.  Talks only to the JSON API of the server that serves this page.
 // The participant token lives in localStorage and in the URL fragment (#token=...), so a
-// reload resumes at the first unanswered trial.
+// reload resumes at the first unanswered trial.  The token is the only way back in: a second
+// sign-up with the same platform id is refused (409) and its message shown.
 "use strict";
 (function () {
   var STORAGE_KEY = "contstim_token";
@@ -135,8 +136,8 @@
       if (cfg.status !== 200) { throw new Error((cfg.data && cfg.data.error) || ("HTTP " + cfg.status)); }
       var external = new URLSearchParams(location.search).get(cfg.data.external_id_param);
       var r = await apiRetry("POST", "api/participants", { external_id: external || null });
-      // 201: a new participant; 200: a returning platform id resumes where it stopped
-      if (r.status !== 201 && r.status !== 200) { throw new Error((r.data && r.data.error) || ("HTTP " + r.status)); }
+      // 201: a new participant; 409: this platform id already has a session (resumed only with its token)
+      if (r.status !== 201) { throw new Error((r.data && r.data.error) || ("HTTP " + r.status)); }
       saveToken(r.data.token);
       await refresh();
     } catch (err) { problem(String(err.message || err)); }
