@@ -172,7 +172,7 @@ def test_an_unverified_forgery_never_blocks_the_genuine_model(tmp_path, datasets
     unverified files; the genuine model is then added and listed as verified."""
     bert = shipped("bert")
     forgery = copy.deepcopy(bert)
-    forgery["model"]["spec"] = "precomputed:bert?sentences=pool.txt"  # cannot be re-scored here; same identity
+    forgery["model"] |= {"spec": "precomputed:gpt5", "name": "forged"}  # cannot be re-scored; bert's identity
     folder = tmp_path / "results"
     assert identity(forgery) == identity(bert)
     dump(folder, "aaa-forgery.json", forgery)
