@@ -28,7 +28,7 @@ from .benchmarks import get_benchmark
 from .benchmarks.base import Benchmark
 from .results import write_result
 from .results.io import check_output_file, check_output_folder
-from .scoring.parallel import data_parallel, is_main_process
+from .scoring.parallel import check_threads, data_parallel, is_main_process
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 from .scoring.spec import DEFAULT_MODEL
@@ -58,11 +58,11 @@ def set_threads(threads: int | None) -> None:
     """``torch.set_num_threads(threads)`` (None: leave torch's default).
 
     On a machine whose cores are busy with other work, one thread is often several times faster
-    than torch's default of one thread per core (the threads wait on each other)."""
+    than torch's default of one thread per core (the threads wait on each other).  ValueError for
+    a count that is not an integer from 1 to :func:`~.scoring.parallel.max_threads` (4 per CPU)."""
     if threads is None:
         return
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    check_threads(threads)
     import torch
 
     torch.set_num_threads(threads)

@@ -300,3 +300,34 @@ def test_lmplz_discount_fallback(tmp_path, capsys):
         assert cli.main(["train", "ngram", "--corpus", str(corpus), "--order", "2", "--output", str(out),
                          "--backend", backend, "--discount-fallback", "0.6", "1.1", "1.4"]) == 0
     _same_arpa(*outs)
+
+
+class _FailingImport:
+    """A meta-path finder under which ``import kenlm`` raises ``error``."""
+
+    def __init__(self, error: ImportError):
+        self.error = error
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "kenlm":
+            raise self.error
+        return None
+
+
+def test_a_kenlm_that_fails_to_load_is_not_reported_as_missing(monkeypatch):
+    """An installed kenlm that cannot be loaded (here: no memory left to map its library, as after
+    ``--threads 100000``) is reported with its own error; only an absent module says to install it."""
+    import sys
+
+    from contstim_bench.scoring.ngram import _import_kenlm
+
+    monkeypatch.delitem(sys.modules, "kenlm")
+    monkeypatch.setattr(sys, "meta_path", [_FailingImport(ImportError("failed to map segment from shared object"))]
+                        + sys.meta_path)
+    with pytest.raises(RuntimeError) as exc:
+        _import_kenlm()
+    assert "installed but could not be loaded: failed to map segment" in str(exc.value)
+    assert "is required" not in str(exc.value)
+    sys.meta_path[0] = _FailingImport(ModuleNotFoundError("No module named 'kenlm'", name="kenlm"))
+    with pytest.raises(RuntimeError, match="the kenlm Python module is required"):
+        _import_kenlm()
