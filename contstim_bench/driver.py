@@ -26,6 +26,7 @@ from typing import Any
 
 from .benchmarks import get_benchmark
 from .benchmarks.base import Benchmark
+from .names import check_name
 from .results import write_result
 from .results.io import check_output_file, check_output_folder
 from .scoring.parallel import check_threads, data_parallel, is_main_process
@@ -150,8 +151,11 @@ def evaluate(
     (what a model tie scores: ``half``, ``miss``, ``hit``) apply to the contstim benchmarks;
     ``benchmark_options`` to the others (``method``, ``limit``, ``paradigms``, ...).  Each
     distinct model (after a benchmark's ``spec_for`` applies its ``method``) loads once.
-    ``output``: :func:`write_outputs` (process 0 only).
+    ``output``: :func:`write_outputs` (process 0 only).  A ``name`` with a control or invisible
+    format character (:func:`~.names.check_name`) is refused before any model loads.
     """
+    if name is not None:
+        check_name(name, "model name (--name)")
     main = is_main_process()
     if not main:
         log, options = (lambda msg: None), replace(options, progress=False)
