@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -33,6 +33,7 @@ from .scoring.parallel import check_threads, data_parallel, is_main_process
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 from .scoring.spec import DEFAULT_MODEL
+from .staging import check_inputs_kept
 
 Log = Callable[[str], None]
 
@@ -72,6 +73,15 @@ def set_threads(threads: int | None) -> None:
 def parse_model(model: "str | ModelSpec | None") -> ModelSpec:
     """The parsed spec of ``model`` (None: :data:`~.scoring.spec.DEFAULT_MODEL`)."""
     return ModelSpec.parse(DEFAULT_MODEL if model is None else model)
+
+
+def model_inputs(model, flag: str = "--model") -> list[tuple[str, str]]:
+    """``(flag, path)`` of every local file or folder ``model`` is read from
+    (:attr:`~.scoring.spec.ModelSpec.local_files`; none for a ready scorer): inputs that
+    :func:`~.staging.check_inputs_kept` keeps an output from overwriting."""
+    if model is not None and not isinstance(model, (str, ModelSpec)):
+        return []
+    return [(flag, path) for path in parse_model(model).local_files]
 
 
 def load_model(model, options: RunOptions = RunOptions(), *, datasets_dir: str | os.PathLike | None = None):
@@ -163,7 +173,7 @@ def evaluate(
     chosen = resolve_benchmarks(benchmarks, datasets_dir)
     extra = dict(benchmark_options or {})
     if output is not None:
-        check_outputs(output, len(chosen))
+        check_outputs(output, len(chosen), identifiers=[b.identifier for b in chosen], reads=model_inputs(model))
     check_datasets_folder(datasets_dir, chosen, log)
     spec = None if model is not None and not isinstance(model, (str, ModelSpec)) else parse_model(model)
     scorers: dict[str, Any] = {}
@@ -236,16 +246,22 @@ def output_file(output: str | os.PathLike, identifier: str) -> Path:
     return path if path.suffix.lower() == ".json" else path / f"{identifier}.json"
 
 
-def check_outputs(output: str | os.PathLike, n_results: int) -> Path:
+def check_outputs(output: str | os.PathLike, n_results: int, *, identifiers: Sequence[str] = (),
+                  reads: Iterable[tuple[str, Any]] = ()) -> Path:
     """The output convention, checked before any model runs: ``output`` ending in ``.json`` is
     one result file (ValueError when ``n_results`` would not fit in one); anything else is a
-    folder receiving ``<identifier>.json`` each (ValueError when it is an existing file)."""
+    folder receiving ``<identifier>.json`` each (ValueError when it is an existing file).
+    ValueError too when the file, or the folder's file of one of ``identifiers``, is one of the
+    inputs ``reads`` (``(flag, path)`` pairs, e.g. :func:`model_inputs`;
+    :func:`~.staging.check_inputs_kept`)."""
     path = Path(output)
     if path.suffix.lower() == ".json":
         if n_results != 1:
             raise ValueError(f"output {output} is one result file (it ends in .json), but this run writes "
                              f"{n_results} results: give a folder instead")
+        check_inputs_kept([("--output", path)], reads)
         return check_output_file(path)
+    check_inputs_kept([("--output", output_file(path, ident)) for ident in identifiers], reads)
     return check_output_folder(path)
 
 

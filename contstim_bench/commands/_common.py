@@ -132,11 +132,11 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     evaluate --benchmark ID`` runs) through :func:`contstim_bench.driver.evaluate`, with the
     flags of :func:`add_model_args` and the benchmark's own ``options``; write the result to
     ``--output`` (the driver's output convention), print its summary unless ``--quiet``."""
-    from ..driver import check_outputs, evaluate, write_outputs
+    from ..driver import check_outputs, evaluate, model_inputs, write_outputs
     from ..report import summary
     from ..scoring.parallel import is_main_process
 
-    check_outputs(args.output, 1)  # before any model runs
+    check_outputs(args.output, 1, identifiers=[identifier], reads=model_inputs(args.model))  # before any model runs
     main = is_main_process()
     quiet = args.quiet or not main
     limit = {"limit": args.limit} if getattr(args, "limit", None) is not None else {}

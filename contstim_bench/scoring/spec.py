@@ -190,6 +190,17 @@ class ModelSpec:
         return self.target
 
     @property
+    def local_files(self) -> list[str]:
+        """The paths on this machine the model may be read from, as written: the target (a
+        model file or folder: ``kenlm:lm.arpa``, ``rnn:ckpt``, ``hf-causal:./my-model``; for
+        ``prompt:``, the wrapped model's), or, for ``precomputed:``, a pool array and its
+        ``?sentences=`` text file: what an output must not overwrite.  A Hub id is listed as it
+        is (:func:`contstim_bench.staging.check_inputs_kept` skips a path where nothing exists)."""
+        if self.family == "precomputed":
+            return [self.target, self.options["sentences"]] if "sentences" in self.options else []
+        return [self.model_target]
+
+    @property
     def evaluated_name(self) -> str:
         """The name ``contstim evaluate`` gives the model: the reference name of
         ``precomputed:NAME`` (so it is evaluated on the trials that target it), the canonical

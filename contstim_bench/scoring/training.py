@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..staging import check_inputs_kept
 from . import kneser_ney
 
 if TYPE_CHECKING:
@@ -90,8 +91,9 @@ def train_ngram(output: str | os.PathLike, *, corpus: str | os.PathLike | None =
     lmplz's ``-S``.  ``log`` receives the default-corpus line and fallback-discount notes.
 
     Every option is checked before the corpus is read and anything is written: an ``order`` KenLM
-    would not load (:func:`.kneser_ney.check_kenlm_order`: 2 to 6) and fallback discounts outside
-    (0, k] raise ValueError, so no model is written that ``kenlm:`` then refuses.
+    would not load (:func:`.kneser_ney.check_kenlm_order`: 2 to 6), fallback discounts outside
+    (0, k] and an ``output`` that is the corpus raise ValueError, so no model is written that
+    ``kenlm:`` then refuses, and no corpus is overwritten.
     """
     log = log or _stderr
     kneser_ney.check_kenlm_order(order, "--order")
@@ -103,6 +105,7 @@ def train_ngram(output: str | os.PathLike, *, corpus: str | os.PathLike | None =
         fallback = kneser_ney.check_fallback(fallback)
     if backend not in ("auto", "lmplz", "python"):
         raise ValueError(f"unknown n-gram backend {backend!r}; use auto, lmplz or python")
+    check_inputs_kept([("--output", output)], [("--corpus", corpus)])
     sentences, _ = load_corpus(corpus, source, log)  # validates: missing, empty, reserved tokens
     output = Path(output)
     if backend == "auto":
@@ -175,7 +178,8 @@ def train_recurrent(kind: str, output: str | os.PathLike, *, corpus: str | os.Pa
                     log: Log | None = None) -> RecurrentTraining:
     """Train a word-level ``kind`` (``"rnn"`` or ``"lstm"``) language model on the corpus and
     save its checkpoint folder to ``output`` (the defaults are the paper's hyper-parameters,
-    except 10 epochs instead of 50)."""
+    except 10 epochs instead of 50).  ValueError, before training, for a size below 1 or a
+    checkpoint file that is the corpus."""
     from . import rnn
 
     sizes = {"epochs": epochs, "min_count": min_count, "batch_size": batch_size, "embed_size": embed_size,
@@ -186,6 +190,8 @@ def train_recurrent(kind: str, output: str | os.PathLike, *, corpus: str | os.Pa
     for name, value in (("max_vocab", max_vocab), ("max_steps", max_steps)):
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    check_inputs_kept([("--output", Path(output) / name) for name in (rnn.WEIGHTS_FILE, rnn.VOCAB_FILE, rnn.CONFIG_FILE)],
+                      [("--corpus", corpus)])
     sentences, corpus_desc = load_corpus(corpus, source, log)
     settings = rnn.TrainSettings(epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, max_steps=max_steps)
     result = rnn.train(
