@@ -22,6 +22,7 @@ from .study import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.named import parse_named_specs
 from .scoring.parallel import is_main_process
+from .staging import check_inputs_kept
 
 __all__ = ["compare_models", "evaluate_model", "score_sentences", "set_threads"]
 
@@ -186,6 +187,13 @@ def compare_models(
     if experiment not in EXPERIMENTS:
         check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
     named = parse_named_specs(models, flag="--models") if models else []
+    if output is not None:  # before any model runs: the comparison never overwrites what it reads
+        from .report.matrices import COMPARISON_FILES
+
+        out = Path(output)
+        targets = [out] if out.suffix.lower() == ".json" else [out / name for name in COMPARISON_FILES]
+        reads = [("--results", r) for r in results] + [i for n in named for i in driver.model_inputs(n.spec)]
+        check_inputs_kept([("--output", t) for t in targets], reads)
     logprobs: dict[str, dict[str, float]] = {}
     specs: dict[str, str] = {}
     if with_references and experiment in EXPERIMENTS:

@@ -19,19 +19,21 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from .benchmarks import get_benchmark
 from .benchmarks.base import Benchmark
+from .names import check_name
 from .results import write_result
 from .results.io import check_output_file, check_output_folder
-from .scoring.parallel import data_parallel, is_main_process
+from .scoring.parallel import check_threads, data_parallel, is_main_process
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
 from .scoring.spec import DEFAULT_MODEL
+from .staging import check_inputs_kept
 
 Log = Callable[[str], None]
 
@@ -58,11 +60,11 @@ def set_threads(threads: int | None) -> None:
     """``torch.set_num_threads(threads)`` (None: leave torch's default).
 
     On a machine whose cores are busy with other work, one thread is often several times faster
-    than torch's default of one thread per core (the threads wait on each other)."""
+    than torch's default of one thread per core (the threads wait on each other).  ValueError for
+    a count that is not an integer from 1 to :func:`~.scoring.parallel.max_threads` (4 per CPU)."""
     if threads is None:
         return
-    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    check_threads(threads)
     import torch
 
     torch.set_num_threads(threads)
@@ -71,6 +73,15 @@ def set_threads(threads: int | None) -> None:
 def parse_model(model: "str | ModelSpec | None") -> ModelSpec:
     """The parsed spec of ``model`` (None: :data:`~.scoring.spec.DEFAULT_MODEL`)."""
     return ModelSpec.parse(DEFAULT_MODEL if model is None else model)
+
+
+def model_inputs(model, flag: str = "--model") -> list[tuple[str, str]]:
+    """``(flag, path)`` of every local file or folder ``model`` is read from
+    (:attr:`~.scoring.spec.ModelSpec.local_files`; none for a ready scorer): inputs that
+    :func:`~.staging.check_inputs_kept` keeps an output from overwriting."""
+    if model is not None and not isinstance(model, (str, ModelSpec)):
+        return []
+    return [(flag, path) for path in parse_model(model).local_files]
 
 
 def load_model(model, options: RunOptions = RunOptions(), *, datasets_dir: str | os.PathLike | None = None):
@@ -150,8 +161,11 @@ def evaluate(
     (what a model tie scores: ``half``, ``miss``, ``hit``) apply to the contstim benchmarks;
     ``benchmark_options`` to the others (``method``, ``limit``, ``paradigms``, ...).  Each
     distinct model (after a benchmark's ``spec_for`` applies its ``method``) loads once.
-    ``output``: :func:`write_outputs` (process 0 only).
+    ``output``: :func:`write_outputs` (process 0 only).  A ``name`` with a control or invisible
+    format character (:func:`~.names.check_name`) is refused before any model loads.
     """
+    if name is not None:
+        check_name(name, "model name (--name)")
     main = is_main_process()
     if not main:
         log, options = (lambda msg: None), replace(options, progress=False)
@@ -159,7 +173,7 @@ def evaluate(
     chosen = resolve_benchmarks(benchmarks, datasets_dir)
     extra = dict(benchmark_options or {})
     if output is not None:
-        check_outputs(output, len(chosen))
+        check_outputs(output, len(chosen), identifiers=[b.identifier for b in chosen], reads=model_inputs(model))
     check_datasets_folder(datasets_dir, chosen, log)
     spec = None if model is not None and not isinstance(model, (str, ModelSpec)) else parse_model(model)
     scorers: dict[str, Any] = {}
@@ -232,16 +246,22 @@ def output_file(output: str | os.PathLike, identifier: str) -> Path:
     return path if path.suffix.lower() == ".json" else path / f"{identifier}.json"
 
 
-def check_outputs(output: str | os.PathLike, n_results: int) -> Path:
+def check_outputs(output: str | os.PathLike, n_results: int, *, identifiers: Sequence[str] = (),
+                  reads: Iterable[tuple[str, Any]] = ()) -> Path:
     """The output convention, checked before any model runs: ``output`` ending in ``.json`` is
     one result file (ValueError when ``n_results`` would not fit in one); anything else is a
-    folder receiving ``<identifier>.json`` each (ValueError when it is an existing file)."""
+    folder receiving ``<identifier>.json`` each (ValueError when it is an existing file).
+    ValueError too when the file, or the folder's file of one of ``identifiers``, is one of the
+    inputs ``reads`` (``(flag, path)`` pairs, e.g. :func:`model_inputs`;
+    :func:`~.staging.check_inputs_kept`)."""
     path = Path(output)
     if path.suffix.lower() == ".json":
         if n_results != 1:
             raise ValueError(f"output {output} is one result file (it ends in .json), but this run writes "
                              f"{n_results} results: give a folder instead")
+        check_inputs_kept([("--output", path)], reads)
         return check_output_file(path)
+    check_inputs_kept([("--output", output_file(path, ident)) for ident in identifiers], reads)
     return check_output_folder(path)
 
 

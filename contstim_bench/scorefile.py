@@ -21,6 +21,7 @@ import numpy as np
 from .results.io import check_output_file
 from .scoring.precomputed import write_pool_array
 from .spreadsheet import safe_cell
+from .staging import check_inputs_kept
 from .scoring.protocols import ContextLimited, PromptedJudge, require_logprobs
 
 
@@ -92,14 +93,16 @@ def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *
     ``output`` (CSV, or ``.npy`` aligned with the lines); returns a one-line summary (sentences,
     distinct ones, how many the model ran on), or None in a process other than 0 of a
     data-parallel launch (which writes nothing).  ``log`` (default: stderr) receives the warning
-    of :func:`context_warning`."""
+    of :func:`context_warning`.  ValueError, before anything is read, when ``output`` is the
+    input or a file the model is read from (:func:`~.staging.check_inputs_kept`)."""
+    from .driver import RunOptions, load_model, model_inputs
     from .scoring.parallel import data_parallel, is_main_process
 
     log = log or (lambda message: print(message, file=sys.stderr))
+    check_inputs_kept([("--output", output)], [("--input", input), *model_inputs(spec)])
     check_output_file(output)
     sentences = read_sentences(input)
     npy = str(output).endswith(".npy")
-    from .driver import RunOptions, load_model
 
     scorer = load_model(spec, RunOptions(device=device, dtype=dtype, batch_size=batch_size, cache=cache, progress=progress,
                                          max_tokens_per_batch=max_tokens_per_batch), datasets_dir=datasets_dir)

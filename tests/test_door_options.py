@@ -105,3 +105,34 @@ def test_output_json_is_one_file_on_every_command(tmp_path, datasets, trigram, c
         board = tmp_path / f"board{i}"
         assert cli_main(["leaderboard", "add", str(result), "--results", str(board), "--datasets", str(datasets)]) == 0
         assert [p.name for p in board.iterdir()] == ["roberta.json"]
+
+
+@pytest.mark.parametrize("path", RUNS_A_MODEL, ids=" ".join)
+def test_threads_are_bounded_on_every_command(path):
+    """``--threads`` takes 1 to 4 per CPU on every command that runs a model, refused while parsing."""
+    from contstim_bench.scoring.parallel import max_threads
+
+    [action] = [a for a in _subparser(path)._actions if "--threads" in a.option_strings]
+    assert action.type("1") == 1 and action.type(str(max_threads())) == max_threads()
+    for bad in ("0", str(max_threads() + 1), "100000", "x"):
+        with pytest.raises(argparse.ArgumentTypeError):
+            action.type(bad)
+
+
+def test_huge_thread_count_is_refused_naming_it(tmp_path, trigram, capsys):
+    """``--threads 100000`` once ran, started 100000 torch threads and ended in "the kenlm Python
+    module is required"; it is an argument error naming the value, and nothing is written."""
+    sentences = tmp_path / "s.txt"
+    sentences.write_text("The cat sat.\n", encoding="utf-8")
+    out = tmp_path / "scores.csv"
+    with pytest.raises(SystemExit) as exc:
+        cli_main(["score", "--model", trigram, "--input", str(sentences), "--output", str(out), "--threads", "100000"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert "argument --threads: threads 100000 is more than" in err and "kenlm" not in err
+    assert not out.exists()
+    from contstim_bench.driver import set_threads
+    from contstim_bench.scoring.parallel import max_threads
+
+    with pytest.raises(ValueError, match=f"threads {max_threads() + 1} is more than {max_threads()}"):
+        set_threads(max_threads() + 1)  # the Python doors: the same bound

@@ -117,6 +117,24 @@ def test_cli_errors_name_the_problem(run, tmp_path, capsys, spec, message):
     assert not (tmp_path / "x.json").exists()
 
 
+@pytest.mark.parametrize("name", ["gpt\u202e2", "gpt2\x00", "\u2066roberta\u2069"])
+def test_cli_name_with_bidi_or_control_characters_is_refused_before_any_model_loads(run, tmp_path, capsys,
+                                                                                     monkeypatch, name):
+    import contstim_bench.driver as driver
+
+    def no_model(*args, **kwargs):
+        raise AssertionError("a model was loaded for a name that must be refused")
+
+    monkeypatch.setattr(driver, "load_model", no_model)
+    datasets, _ = run
+    code = cli_main(["evaluate", "--model", "precomputed:roberta", "--name", name, "--experiment", "pll",
+                     "--output", str(tmp_path / "x.json"), "--datasets", str(datasets), "--no-plots"])
+    assert code == 1
+    err = capsys.readouterr().err
+    assert f"model name (--name) {name!r} contains U+" in err and name not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_cli_explicit_main_without_human_data(run, tmp_path, capsys):
     datasets, _ = run
     code = cli_main(["evaluate", "--model", "precomputed:gpt2", "--experiment", "main",

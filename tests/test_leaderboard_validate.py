@@ -213,6 +213,25 @@ def test_reference_name_spoofing_is_rejected(tmp_path, bert, datasets):
     assert "model.name 'bert' is a reference model" in problem and "submit under another name" in problem
 
 
+@pytest.mark.parametrize("name,described", [("gpt\u202e2", "U+202E RIGHT-TO-LEFT OVERRIDE"),
+                                           ("gpt2\x00", "U+0000 (control character)")])
+def test_names_with_bidi_or_control_characters_are_refused(tmp_path, honest, datasets, capsys, name, described):
+    """A name with U+202E shows reversed on the site (``gpt\u202e2`` reads as another model): the
+    validator refuses it, naming the field and the character; the same for the spec shown in its place."""
+    renamed = copy.deepcopy(honest)
+    renamed["model"]["name"] = name
+    del renamed["panels"]  # keyed by the model's name; an optional section
+    path = write(tmp_path, "renamed.json", renamed)
+    assert cli_main(["leaderboard", "validate", str(path), "--no-rescore", "--datasets", str(datasets)]) == 1
+    out = capsys.readouterr().out
+    assert f"result.model.name: {name!r} contains {described}" in out and name not in out
+    respec = copy.deepcopy(honest)
+    respec["model"]["spec"] = respec["model"]["spec_typed"] = "hf-causal:gpt2\u2067"
+    problems = problems_of(tmp_path, respec, datasets)
+    assert "result.model.spec: 'hf-causal:gpt2\\u2067' contains U+2067 RIGHT-TO-LEFT ISOLATE" in problems
+    assert any(p.startswith("result.model.spec_typed: ") and "U+2067" in p for p in problems)
+
+
 def test_experiment_fingerprint_is_independent_of_parquet_bytes(tmp_path, datasets):
     local = known.local_build(datasets)
     assert local["matches"] == {"pll": True}

@@ -249,7 +249,7 @@ def test_train_cli_errors(tmp_path, capsys, monkeypatch):
     assert "is empty" in capsys.readouterr().err
     tiny = _write(tmp_path / "tiny.txt", "a b\n")
     assert cli.main(["train", "ngram", "--corpus", str(tiny), "--order", "0", "--output", out]) == 1
-    assert "--order must be >= 1" in capsys.readouterr().err
+    assert "--order must be an integer from 2 to 6, got 0" in capsys.readouterr().err
     assert cli.main(["train", "ngram", "--corpus", str(tiny), "--output", out, "--backend", "python"]) == 1
     assert "--discount-fallback" in capsys.readouterr().err
     assert cli.main(["train", "ngram", "--corpus", str(tiny), "--output", out, "--backend", "python",
@@ -277,7 +277,7 @@ def _same_arpa(ours, theirs):
 
 
 @needs_lmplz
-@pytest.mark.parametrize("order", [1, 2, 3, 4])
+@pytest.mark.parametrize("order", [2, 3, 4])  # order 1: refused, KenLM loads no unigram model
 def test_matches_lmplz(order, natural, tmp_path):
     # a blank line and no final newline: both backends must read the same sentences
     corpus = _write(tmp_path / "c.txt", "\n".join(" ".join(s) for s in natural[:700]) + "\n\n" + " ".join(natural[700]))
@@ -300,3 +300,81 @@ def test_lmplz_discount_fallback(tmp_path, capsys):
         assert cli.main(["train", "ngram", "--corpus", str(corpus), "--order", "2", "--output", str(out),
                          "--backend", backend, "--discount-fallback", "0.6", "1.1", "1.4"]) == 0
     _same_arpa(*outs)
+
+
+class _FailingImport:
+    """A meta-path finder under which ``import kenlm`` raises ``error``."""
+
+    def __init__(self, error: ImportError):
+        self.error = error
+
+    def find_spec(self, name, path=None, target=None):
+        if name == "kenlm":
+            raise self.error
+        return None
+
+
+def test_a_kenlm_that_fails_to_load_is_not_reported_as_missing(monkeypatch):
+    """An installed kenlm that cannot be loaded (here: no memory left to map its library, as after
+    ``--threads 100000``) is reported with its own error; only an absent module says to install it."""
+    import sys
+
+    from contstim_bench.scoring.ngram import _import_kenlm
+
+    monkeypatch.delitem(sys.modules, "kenlm")
+    monkeypatch.setattr(sys, "meta_path", [_FailingImport(ImportError("failed to map segment from shared object"))]
+                        + sys.meta_path)
+    with pytest.raises(RuntimeError) as exc:
+        _import_kenlm()
+    assert "installed but could not be loaded: failed to map segment" in str(exc.value)
+    assert "is required" not in str(exc.value)
+    sys.meta_path[0] = _FailingImport(ModuleNotFoundError("No module named 'kenlm'", name="kenlm"))
+    with pytest.raises(RuntimeError, match="the kenlm Python module is required"):
+        _import_kenlm()
+
+
+@pytest.mark.parametrize("order", ["1", "7"])
+def test_an_order_kenlm_would_refuse_writes_nothing(tmp_path, capsys, order):
+    """``--order 1`` once wrote a model that ``kenlm:`` then refused ("assumes at least a bigram
+    model"), as would order 7 (pip's KenLM loads up to 6): refused before anything is written."""
+    corpus = _write(tmp_path / "c.txt", "the cat sat\nthe dog ran\na cat ran\n")
+    out = tmp_path / "m.arpa"
+    for backend in ("python", "auto"):
+        assert cli.main(["train", "ngram", "--corpus", str(corpus), "--order", order, "--output", str(out),
+                         "--backend", backend, "--discount-fallback"]) == 1
+        err = capsys.readouterr().err
+        assert f"--order must be an integer from 2 to 6, got {order}" in err and "KenLM" in err
+        assert list(tmp_path.iterdir()) == [corpus]
+    with pytest.raises(ValueError, match="from 2 to 6, got 1"):
+        kn.train_arpa(corpus, 1, out, kn.DEFAULT_FALLBACK)
+    assert not out.exists()
+    for order_ok in (2, 6):  # the bounds themselves load
+        path = tmp_path / f"o{order_ok}.arpa"
+        kn.train_arpa(corpus, order_ok, path, kn.DEFAULT_FALLBACK)
+        assert NgramScorer(path, cache=False, progress=False).order == order_ok
+
+
+def test_zero_fallback_discounts_are_refused_before_writing(tmp_path, capsys):
+    """Zero discounts leave no probability for unseen words: once a bare "math domain error"."""
+    corpus = _write(tmp_path / "c.txt", "the cat sat\nthe dog ran\n")
+    out = tmp_path / "m.arpa"
+    assert cli.main(["train", "ngram", "--corpus", str(corpus), "--output", str(out), "--backend", "python",
+                     "--discount-fallback", "0", "0", "0"]) == 1
+    err = capsys.readouterr().err
+    assert "fallback discounts must be 3 values D1 in (0,1]" in err and "(0.0, 0.0, 0.0)" in err
+    assert not out.exists()
+
+
+def test_a_failed_lmplz_leaves_the_earlier_model(tmp_path, monkeypatch):
+    """lmplz writes its ARPA as it goes; a run that fails half-way must not replace a good model."""
+    fake = tmp_path / "bin" / "lmplz"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\nwhile [ "$1" != "--arpa" ]; do shift; done\nprintf "\\\\data\\\\\\n" > "$2"\n'
+                    'echo "disk full" >&2\nexit 3\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", str(fake.parent))
+    corpus = _write(tmp_path / "c.txt", "the cat sat\n")
+    out = _write(tmp_path / "m.arpa", "a good model\n")
+    assert cli.main(["train", "ngram", "--corpus", str(corpus), "--output", str(out), "--backend", "lmplz"]) == 1
+    assert out.read_text() == "a good model\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bin", "c.txt", "m.arpa"]

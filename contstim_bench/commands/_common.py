@@ -12,7 +12,8 @@ if TYPE_CHECKING:
 
 DATASETS_HELP = "folder of built datasets (default: $CONTSTIM_DATASETS)"
 DTYPE_HELP = "weights dtype for model families that run a network: float32 (default), bfloat16, float16, float64"
-THREADS_HELP = "torch CPU threads (default: torch's choice; 1 is often much faster on a busy machine)"
+THREADS_HELP = ("torch CPU threads, at most 4 per CPU (default: torch's choice; 1 is often much faster on a busy "
+                "machine)")
 
 
 def positive_int(text: str) -> int:
@@ -24,6 +25,17 @@ def positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be an integer >= 1, got {value}")
     return value
+
+
+def thread_count(text: str) -> int:
+    """argparse type of ``--threads``: an integer from 1 to 4 per CPU of the machine
+    (:func:`contstim_bench.scoring.parallel.check_threads`), refused while parsing."""
+    from ..scoring.parallel import check_threads
+
+    try:
+        return check_threads(positive_int(text))
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def existing_folder(text: str) -> str:
@@ -57,7 +69,7 @@ def add_run_args(parser: argparse.ArgumentParser, *, device: str = "device for m
     """Add the model options of :data:`RUN_FLAGS` (help texts may differ per command)."""
     parser.add_argument("--device", help=device)
     parser.add_argument("--dtype", help=dtype)
-    parser.add_argument("--threads", type=positive_int, help=threads)
+    parser.add_argument("--threads", type=thread_count, help=threads)
     parser.add_argument("--batch-size", type=positive_int, help=batch_size)
     parser.add_argument("--max-tokens-per-batch", type=positive_int, metavar="N", help=max_tokens)
 
@@ -78,7 +90,7 @@ def add_model_args(
 ) -> None:
     """Add the flags shared by the commands that run a model, in this order: ``--model``
     (required), ``--limit`` (:func:`positive_int`), ``--output`` (required), ``--datasets``
-    (:func:`existing_folder`), ``--device``, ``--dtype``, ``--threads`` (:func:`positive_int`),
+    (:func:`existing_folder`), ``--device``, ``--dtype``, ``--threads`` (:func:`thread_count`),
     ``--batch-size`` (:func:`positive_int`), ``--max-tokens-per-batch`` (:func:`positive_int`),
     ``--quiet``.
 
@@ -92,7 +104,7 @@ def add_model_args(
     _add(parser, "--datasets", datasets, type=existing_folder)
     _add(parser, "--device", device)
     _add(parser, "--dtype", dtype)
-    _add(parser, "--threads", threads, type=positive_int)
+    _add(parser, "--threads", threads, type=thread_count)
     _add(parser, "--batch-size", batch_size, type=positive_int)
     _add(parser, "--max-tokens-per-batch", max_tokens, type=positive_int, metavar="N")
     _add(parser, "--quiet", quiet, action="store_true")
@@ -120,11 +132,11 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
     evaluate --benchmark ID`` runs) through :func:`contstim_bench.driver.evaluate`, with the
     flags of :func:`add_model_args` and the benchmark's own ``options``; write the result to
     ``--output`` (the driver's output convention), print its summary unless ``--quiet``."""
-    from ..driver import check_outputs, evaluate, write_outputs
+    from ..driver import check_outputs, evaluate, model_inputs, write_outputs
     from ..report import summary
     from ..scoring.parallel import is_main_process
 
-    check_outputs(args.output, 1)  # before any model runs
+    check_outputs(args.output, 1, identifiers=[identifier], reads=model_inputs(args.model))  # before any model runs
     main = is_main_process()
     quiet = args.quiet or not main
     limit = {"limit": args.limit} if getattr(args, "limit", None) is not None else {}

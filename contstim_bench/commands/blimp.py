@@ -43,11 +43,13 @@ def _run(args) -> int:
     if len(methods) == 1:
         return run_benchmark("blimp", args, method=methods[0], paradigms=paradigms)
     from ..benchmarks import get_benchmark
-    from ..driver import check_outputs, evaluate, parse_model, write_outputs
+    from ..driver import check_outputs, evaluate, model_inputs, parse_model, write_outputs
     from ..report.blimp import methods_table
     from ..scoring.parallel import is_main_process
 
-    check_outputs(args.output, len(methods))  # several results: a folder, before any model runs
+    # several results: a folder, before any model runs
+    check_outputs(args.output, len(methods), identifiers=[f"blimp.{m}" for m in methods],
+                  reads=model_inputs(args.model))
     spec = parse_model(args.model)
     for method in methods:  # every method checked before any model loads
         get_benchmark("blimp").spec_for(spec, method)

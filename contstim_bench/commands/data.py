@@ -60,9 +60,13 @@ def _build(args) -> int:
     from ..data.builders import BUILDERS, build
     from ..data.load import card_warnings, default_datasets_dir
     from ..data.writer import read_fingerprint
+    from ..staging import check_inputs_kept
 
     out = Path(args.out) if args.out else default_datasets_dir()
     names = args.only or list(BUILDERS)
+    # each dataset folder is replaced whole: never one that holds the raw files or the results file
+    check_inputs_kept([("--out", out / name) for name in names],
+                      [("--source", args.source), ("--main-results", args.main_results)])
     for name in names:
         print(f"building {name} ...", file=sys.stderr)
         options = {"main_results_csv": args.main_results} if name == "contstim" and args.main_results else {}

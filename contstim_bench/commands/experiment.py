@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ..experiment.limits import MAX_BODY_BYTES, MAX_PER_GROUP, SIGNUPS_PER_MINUTE
 from ._common import add_run_args, positive_int
@@ -98,8 +99,11 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _export(args) -> int:
-    from ..experiment.export import export_and_load
+    from ..experiment.export import EXPERIMENT_FILE, STATIC_FILES, export_and_load
+    from ..staging import check_inputs_kept
 
+    written = (EXPERIMENT_FILE, "index.html", *(f"static/{name}" for name in STATIC_FILES))
+    check_inputs_kept([("--out", Path(args.out) / name) for name in written], [("--design", args.design)])
     out, exp = export_and_load(args.design, args.out, randomize_order=not args.fixed_order,
                                randomize_sides=not args.fixed_sides, title=args.title or None)
     sizes = exp.design.groupby("group").size()
@@ -125,12 +129,16 @@ def _serve(args) -> int:
 
 
 def _ingest(args) -> int:
-    from ..experiment.ingest import ingest_to_dataset
+    from ..experiment.ingest import dataset_name, ingest_to_dataset
 
     from ..data.paths import default_datasets_dir
     from ..data.rounds import read_meta
+    from ..staging import check_inputs_kept
 
     out = args.out if args.out is not None else default_datasets_dir()
+    # the round's folder is replaced whole: never one that holds the database or the design
+    check_inputs_kept([("--out", Path(out) / dataset_name(args.experiment, args.name))],
+                      [("--db", args.db), ("--design", args.design)])
     result = ingest_to_dataset(args.db, out, args.experiment, name=args.name,
                                min_catch_correct=args.min_catch_correct, keep_incomplete=args.keep_incomplete,
                                on_ingested=_print_participants, design=args.design, round_version=args.round_version)

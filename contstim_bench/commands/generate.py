@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 
 from ._common import add_run_args
 
@@ -143,12 +144,23 @@ def _pairing_args(p: argparse.ArgumentParser) -> None:
                    help="reference models for --candidates (NAME=SPEC allowed; precomputed:NAME only in `natural`)")
 
 
+def _keep_inputs(output: str, written: tuple[str, ...], reads: list[tuple[str, str | None]]) -> None:
+    """Refuse, before any work, a run whose files or folders ``written`` into ``output`` would
+    overwrite one of its inputs ``reads`` (:func:`contstim_bench.staging.check_inputs_kept`)."""
+    from ..staging import check_inputs_kept
+
+    check_inputs_kept([("--output", Path(output) / name) for name in written], reads)
+
+
 def _synthetic(args) -> int:
     from ..driver import set_threads
-    from ..generate.synthetic_run import synthesize
+    from ..generate.synthetic_run import JOBS_DIR, RUNNING_DIR, synthesize
+    from ..generate.triplet_table import RUN_FILE, TRIPLETS_DATASET
 
     from ..generate.search_records import SearchSettings
 
+    _keep_inputs(args.output, (RUN_FILE, JOBS_DIR, RUNNING_DIR, TRIPLETS_DATASET),
+                 [("--pool", args.pool), ("--vocabulary", args.vocabulary)])
     set_threads(args.threads)
 
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold,
@@ -168,7 +180,11 @@ def _synthetic(args) -> int:
 
 def _select(args) -> int:
     from ..generate.select_output import select_and_write_triplets
+    from ..generate.triplet_table import TRIPLETS_DATASET
 
+    # a run folder given as --triplets is read from its triplets/ folder, which --output replaces
+    _keep_inputs(args.output, (TRIPLETS_DATASET,),
+                 [("--triplets", args.triplets), ("--triplets", str(Path(args.triplets) / TRIPLETS_DATASET))])
     log = None if args.quiet else (lambda text: print(text, file=sys.stderr))
     done = select_and_write_triplets(args.triplets, args.output, per_pair=args.per_pair, n_bins=args.bins,
                                      criterion=args.criterion, solver=args.solver, fill=args.fill, log=log)
@@ -184,8 +200,10 @@ def _select(args) -> int:
 
 def _natural(args) -> int:
     from ..driver import set_threads
-    from ..generate.natural_run import select_natural
+    from ..generate.natural_run import MODELS_FILE, POOL_ARRAYS, select_natural
+    from ..generate.select_output import NATURAL_DATASET
 
+    _keep_inputs(args.output, (NATURAL_DATASET, POOL_ARRAYS, MODELS_FILE), [("--pool", args.pool)])
     set_threads(args.threads)
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
                           device=args.device, dtype=args.dtype, batch_size=args.batch_size,
@@ -205,8 +223,11 @@ def _natural(args) -> int:
 
 def _design(args) -> int:
     from ..driver import set_threads
-    from ..generate.design import design_experiment
+    from ..data.design_scores import MODELS_DATASET
+    from ..generate.design import DESIGN_DATASET, design_experiment
 
+    _keep_inputs(args.output, (DESIGN_DATASET,) + (() if args.no_model_scores else (MODELS_DATASET,)),
+                 [("--natural", args.natural), ("--triplets", args.triplets), ("--pool", args.pool)])
     set_threads(args.threads)
     design, folder = design_experiment(args.output, natural=args.natural, triplets=args.triplets, pool=args.pool,
                                        groups=args.groups, random_pairs=args.random_pairs,

@@ -135,7 +135,9 @@ def _add(args) -> int:
 
 def _build(args) -> int:
     from ..leaderboard.site import build_site
+    from ..staging import check_inputs_kept
 
+    check_inputs_kept([("--out", args.out)], [("--results", args.results)])  # the site is replaced whole
     out = build_site(args.results, args.out, validate=not args.no_validate, datasets_dir=args.datasets,
                      rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
                      models_folder=args.models_folder)

@@ -46,7 +46,9 @@ def _factors(specs: list[str] | None) -> dict[str, list[str]] | None:
 def _run(args) -> int:
     from ..benchmarks.plausibility_glmm import run_glmm, write_glmm
     from ..report.plausibility import glmm_table
+    from ..staging import check_inputs_kept
 
+    check_inputs_kept([("--output", args.output)], [("RESULT", r) for r in args.results])  # before the fit
     report = run_glmm(args.results, _factors(args.factor), subsets=[s.strip() for s in args.subsets.split(",")],
                       voice=not args.no_voice, datasets_dir=args.datasets)
     print(glmm_table(report))

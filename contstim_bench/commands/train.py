@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     ng = tsub.add_parser("ngram", help="modified Kneser-Ney n-gram model, written as ARPA")
     _corpus_args(ng)
-    ng.add_argument("--order", type=int, default=3, help="n-gram order (default 3, the paper's trigram)")
+    ng.add_argument("--order", type=int, default=3, help="n-gram order, 2 to 6 (what KenLM loads; default 3, the paper's trigram)")
     ng.add_argument("--output", required=True, help="ARPA file to write")
     ng.add_argument("--backend", choices=("auto", "lmplz", "python"), default="auto",
                     help="auto: KenLM's lmplz when on PATH, else the built-in estimator")

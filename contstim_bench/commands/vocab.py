@@ -26,7 +26,9 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _build(args) -> int:
     from ..generate.vocabulary import build_vocabulary, write_vocabulary
+    from ..staging import check_inputs_kept
 
+    check_inputs_kept([("--out", args.out)], [("--corpus", args.corpus)])
     table = build_vocabulary(args.corpus, args.min_count)
     path = write_vocabulary(table, args.out)
     words = table[~table["capitalized"]]

@@ -292,6 +292,12 @@ def dataset_spec(result: IngestResult, db_path: str | os.PathLike, experiment: s
     )
 
 
+def dataset_name(experiment: str, name: str | None = None) -> str:
+    """The folder name of an ingested round inside its datasets folder: ``name``, by default
+    ``contstim-<experiment>``."""
+    return name or f"contstim-{experiment}"
+
+
 def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: str | os.PathLike, experiment: str,
                    *, name: str | None = None, min_catch_correct: int = MIN_CATCH_CORRECT,
                    keep_incomplete: bool = False, design: str | os.PathLike | None = None,
@@ -320,7 +326,7 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
 
         check_same_design(served, read_design(design), str(design))
     models, logprobs = round_models(served, design)
-    spec = dataset_spec(result, db_path, experiment, name or f"contstim-{experiment}", min_catch_correct,
+    spec = dataset_spec(result, db_path, experiment, dataset_name(experiment, name), min_catch_correct,
                         keep_incomplete, ingested_at, round_parts=(round_version, served, models, logprobs))
 
     def meta_for(fingerprint: str) -> dict:

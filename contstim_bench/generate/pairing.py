@@ -17,6 +17,8 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..names import check_name
+
 ROLES = ("candidate", "reference")
 
 
@@ -31,8 +33,8 @@ class ModelEntry:
 def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--models") -> list[ModelEntry]:
     """``SPEC,SPEC,...`` or ``NAME=SPEC,...`` -> model entries (name defaults to the spec).
 
-    ValueError for fewer than ``minimum`` models, an empty entry or a repeated name (``flag``
-    names the option in the messages).
+    ValueError for fewer than ``minimum`` models, an empty entry, a repeated name or one with a
+    control or invisible format character (``flag`` names the option in the messages).
     """
     items = [x.strip() for x in (text.split(",") if isinstance(text, str) else text)]
     out: list[ModelEntry] = []
@@ -41,9 +43,9 @@ def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--mod
             raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
         name, sep, spec = item.partition("=")
         if sep and ":" not in name and name.strip() and spec.strip():
-            out.append(ModelEntry(name.strip(), spec.strip()))
+            out.append(ModelEntry(check_name(name.strip(), f"model name in {flag}"), spec.strip()))
         else:
-            out.append(ModelEntry(item, item))
+            out.append(ModelEntry(check_name(item, f"model spec in {flag}"), item))
     if len(out) < minimum:
         want = "two models" if minimum == 2 else f"{minimum} model(s) in {flag}"
         raise ValueError(f"need at least {want} to synthesise controversial pairs, got {len(out)}")

@@ -82,7 +82,9 @@ def fit_glmm(trials: pd.DataFrame, factors: Sequence[str], *, voice: bool = True
 
     try:
         import gpboost
-    except ImportError:  # pragma: no cover - depends on the installation
+    except ModuleNotFoundError as exc:  # pragma: no cover - depends on the installation
+        if exc.name != "gpboost":  # installed but broken: its own error, not "install it"
+            raise
         raise ValueError("the GLMM needs the gpboost package: pip install 'contstim-bench[stats]'") from None
     factors = list(factors)
     for f in factors:

@@ -198,14 +198,18 @@ def write_comparison_json(comparison: dict, path: str | os.PathLike) -> Path:
     return path
 
 
+COMPARISON_FILES = ("comparison.json", "head_to_head.csv", "agreement.csv", "tables.txt")
+"""The files :func:`write_comparison` writes into its folder besides the figures."""
+
+
 def write_comparison(comparison: dict, out_dir: str | os.PathLike, formats=FORMATS) -> list[Path]:
-    """Write ``comparison.json``, ``head_to_head.csv``, ``agreement.csv``, ``tables.txt`` and, per
-    condition, ``<experiment>_<condition>_head_to_head`` and ``..._agreement`` figures."""
+    """Write :data:`COMPARISON_FILES` (``comparison.json``, ``head_to_head.csv``, ``agreement.csv``,
+    ``tables.txt``) and, per condition, ``<experiment>_<condition>_head_to_head`` and
+    ``..._agreement`` figures."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     exp = comparison["experiment"]
-    paths = [write_comparison_json(comparison, out / "comparison.json"), out / "head_to_head.csv",
-             out / "agreement.csv", out / "tables.txt"]
+    paths = [write_comparison_json(comparison, out / COMPARISON_FILES[0]), *(out / f for f in COMPARISON_FILES[1:])]
     _write_csv(paths[1], _long_rows(comparison, "head_to_head"))
     _write_csv(paths[2], _long_rows(comparison, "agreement"))
     paths[3].write_text("\n\n".join(head_to_head_table(comparison, c) for c in comparison["conditions"]) + "\n",

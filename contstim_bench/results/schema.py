@@ -38,7 +38,9 @@ The contstim result in detail (``format_version`` is the schema version)::
 
 :func:`validate_result` checks types, required fields, value ranges (accuracy in [0, 1], SRCS in
 [-1, 1], p-values in [0, 1], finite log-probabilities at most 0), that every condition key and experiment
-is known, that per-unit values have ``n_units`` entries and that the dataset fingerprints agree.
+is known, that per-unit values have ``n_units`` entries and that the dataset fingerprints agree,
+and that ``model.name``, ``spec`` and ``spec_typed`` (what the leaderboard shows) hold no control or
+invisible format character such as U+202E RIGHT-TO-LEFT OVERRIDE (:func:`contstim_bench.names.name_problem`).
 It does not recompute scores (that needs the dataset: :mod:`contstim_bench.benchmarks`).
 """
 from __future__ import annotations
@@ -50,6 +52,7 @@ from ..analysis.accuracy import TIES
 from ..analysis.inference import ALPHA
 from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
+from ..names import name_problem
 from ..study import EXPERIMENTS
 
 FORMAT = "contstim-bench-result"
@@ -283,6 +286,10 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
             problems.check(bool(model_name.strip()), "result.model.name", "is empty")
         _field(model, "spec", str, "result.model", problems)
         _field(model, "spec_typed", str, "result.model", problems, optional=True)
+        for key in ("name", "spec", "spec_typed"):  # what the leaderboard shows as the model's name
+            text = model.get(key)
+            problem = name_problem(text) if isinstance(text, str) else None
+            problems.check(problem is None, f"result.model.{key}", f"{text!r} {problem}")
         _field(model, "method", str, "result.model", problems)
         for key in ("fingerprint", "revision", "dtype", "device"):
             _field(model, key, "str?", "result.model", problems, optional=key in ("revision", "dtype", "device"))

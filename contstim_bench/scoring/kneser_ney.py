@@ -39,6 +39,31 @@ SPECIAL = (BOS, EOS, UNK)
 #: lmplz's ``--discount_fallback`` default discounts (D1, D2, D3+)
 DEFAULT_FALLBACK = (0.5, 1.0, 1.5)
 
+KENLM_ORDERS = range(2, 7)
+"""The orders of a model KenLM loads: its query code assumes at least a bigram model, and KenLM as
+``pip install kenlm`` builds it stops at order 6 (its compile-time ``KENLM_MAX_ORDER``)."""
+
+
+def check_kenlm_order(order: object, flag: str = "n-gram order") -> int:
+    """``order`` if KenLM can load a model of that order (:data:`KENLM_ORDERS`); ValueError naming
+    ``flag``, the value and the reason otherwise.  Checked before anything is read or written."""
+    if isinstance(order, bool) or not isinstance(order, int) or order not in KENLM_ORDERS:
+        raise ValueError(f"{flag} must be an integer from {KENLM_ORDERS[0]} to {KENLM_ORDERS[-1]}, got {order!r}: "
+                         f"KenLM loads no unigram model (it assumes at least a bigram model), and as `pip install "
+                         f"kenlm` builds it, no model above order {KENLM_ORDERS[-1]}")
+    return order
+
+
+def check_fallback(fallback: Sequence[float]) -> tuple[float, float, float]:
+    """The fallback discounts (D1, D2, D3+) as floats; ValueError unless they are 3 values with
+    0 < Dk <= k (a zero discount leaves no probability for what the corpus never showed, and the
+    model's log-probabilities would be minus infinity)."""
+    fb = tuple(float(x) for x in fallback)
+    if len(fb) != 3 or not all(0.0 < d <= k for k, d in zip((1, 2, 3), fb)):
+        raise ValueError(f"fallback discounts must be 3 values D1 in (0,1], D2 in (0,2], D3 in (0,3], got "
+                         f"{tuple(fallback)} (a zero discount leaves no probability for unseen words)")
+    return fb  # type: ignore[return-value]
+
 
 class DiscountError(ValueError):
     """Modified Kneser-Ney discounts cannot be estimated from the corpus' count-of-counts."""
@@ -149,10 +174,7 @@ def discounts_from_counts(
             return ds, False  # type: ignore[return-value]
     if fallback is None:
         raise DiscountError(problem + "; pass fallback discounts (--discount-fallback) to override")
-    fb = tuple(float(x) for x in fallback)
-    if len(fb) != 3 or not all(0.0 <= d <= k for k, d in zip((1, 2, 3), fb)):
-        raise ValueError(f"fallback discounts must be 3 values D1 in [0,1], D2 in [0,2], D3 in [0,3], got {fallback}")
-    return fb, True  # type: ignore[return-value]
+    return check_fallback(fallback), True
 
 
 def estimate(
@@ -237,9 +259,12 @@ def train_arpa(
     output: str | os.PathLike,
     discount_fallback: Sequence[float] | None = None,
 ) -> KneserNeyModel:
-    """Read ``corpus``, estimate a modified Kneser-Ney model of ``order`` and write ``output`` (ARPA)."""
-    if not isinstance(order, int) or order < 1:
-        raise ValueError(f"n-gram order must be an integer >= 1, got {order!r}")
+    """Read ``corpus``, estimate a modified Kneser-Ney model of ``order`` and write ``output`` (ARPA).
+    ValueError, before anything is read or written, for an order KenLM would not load
+    (:func:`check_kenlm_order`) or invalid fallback discounts (:func:`check_fallback`)."""
+    check_kenlm_order(order)
+    if discount_fallback is not None:
+        check_fallback(discount_fallback)
     model = estimate(read_corpus(corpus), order, discount_fallback)
     write_arpa(model, output)
     return model

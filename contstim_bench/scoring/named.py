@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from ..names import check_name
 from .spec import ModelSpec
 
 
@@ -32,7 +33,8 @@ def parse_named_specs(text: str | Sequence[str], *, minimum: int = 1, flag: str 
     """``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (or a list of such items) -> named specs.
 
     ValueError for an empty entry, fewer than ``minimum`` models (``purpose`` says why they are
-    needed) or a name given twice.  Specs are parsed here, so a malformed one fails early.
+    needed), a name given twice or one with a control or invisible format character.  Specs are
+    parsed here, so a malformed one fails early.
     """
     items = [x.strip() for x in (text.split(",") if isinstance(text, str) else text)]
     out: list[NamedSpec] = []
@@ -41,7 +43,7 @@ def parse_named_specs(text: str | Sequence[str], *, minimum: int = 1, flag: str 
             raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
         name, sep, spec = item.partition("=")
         if sep and ":" not in name and name.strip() and spec.strip():
-            out.append(NamedSpec(name.strip(), spec.strip()))
+            out.append(NamedSpec(check_name(name.strip(), f"model name in {flag}"), spec.strip()))
         else:
             out.append(NamedSpec(default_name(item), item))
     if len(out) < minimum:

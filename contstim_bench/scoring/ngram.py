@@ -35,13 +35,18 @@ _FALSE = {"0", "false", "no", "off"}
 
 
 def _import_kenlm():
+    """The ``kenlm`` module.  RuntimeError saying to install it only when it is absent; a kenlm
+    that is installed but fails to load (a broken build, no memory left to map it) is reported
+    with its own error, never as a missing module."""
     try:
         import kenlm
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise RuntimeError(
-            "the kenlm Python module is required for kenlm: models (pip install kenlm, or "
-            "pip install 'contstim-bench[ngram]')"
-        ) from exc
+    except ImportError as exc:
+        if isinstance(exc, ModuleNotFoundError) and exc.name == "kenlm":
+            raise RuntimeError(
+                "the kenlm Python module is required for kenlm: models (pip install kenlm, or "
+                "pip install 'contstim-bench[ngram]')"
+            ) from exc
+        raise RuntimeError(f"the kenlm Python module is installed but could not be loaded: {exc}") from exc
     return kenlm
 
 

@@ -118,7 +118,9 @@ def gguf_path(name: str) -> Path:
     if model.assembled:
         try:
             module = importlib.import_module(model.module)
-        except ImportError:
+        except ModuleNotFoundError as exc:  # the package itself is absent; any other failure is its own
+            if exc.name != model.module.partition(".")[0]:
+                raise
             raise _missing(model) from None
         target = models_dir() / "gguf" / model.gguf_file
         try:

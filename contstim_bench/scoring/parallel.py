@@ -140,6 +140,32 @@ def wait_for_everyone() -> None:
         launch_state().wait_for_everyone()
 
 
+THREADS_PER_CPU = 4
+"""``--threads`` may ask for at most this many torch threads per CPU of the machine
+(:func:`max_threads`)."""
+
+
+def max_threads() -> int:
+    """The most torch CPU threads a run may ask for: :data:`THREADS_PER_CPU` x ``os.cpu_count()``.
+
+    More threads than CPUs only make torch's threads wait on each other; a huge count (``--threads
+    100000``) makes the first parallel operation start that many threads, whose stacks exhaust the
+    address space, so that a later import of a compiled module fails for a reason unrelated to it."""
+    return THREADS_PER_CPU * (os.cpu_count() or 1)
+
+
+def check_threads(threads: object) -> int:
+    """``threads`` if it is a thread count a run may use: an integer from 1 to :func:`max_threads`;
+    ValueError naming the value otherwise."""
+    if not isinstance(threads, int) or isinstance(threads, bool) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    limit = max_threads()
+    if threads > limit:
+        raise ValueError(f"threads {threads} is more than {limit}, {THREADS_PER_CPU} per CPU of this machine "
+                         f"({os.cpu_count() or 1} CPUs): more threads than CPUs only wait on each other")
+    return threads
+
+
 def default_device():
     """This process's accelerator under a launcher (``cuda:<local rank>``), else None."""
     if launched_processes() == 1:

@@ -19,6 +19,8 @@ from types import MappingProxyType
 from typing import Mapping
 from urllib.parse import parse_qsl
 
+from ..names import check_name
+
 
 @dataclass(frozen=True)
 class Family:
@@ -72,11 +74,12 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     A spec without ``:`` must be an offline short name and expands to ``hf-causal:<name>``.
     The query string belongs to the outermost spec (for ``prompt:`` the target may itself be a
     spec such as ``hf-causal:gpt2``).  Raises ValueError naming the problem: empty spec, unknown
-    kind, unknown short name, empty target, malformed or repeated option.
+    kind, unknown short name, empty target, malformed or repeated option, a control or invisible
+    format character (:func:`contstim_bench.names.check_name`).
     """
     if not isinstance(spec, str):
         raise TypeError(f"model spec must be a str, got {type(spec).__name__}: {spec!r}")
-    text = spec.strip()
+    text = check_name(spec.strip(), "model spec")  # a spec is a model's name wherever none is given
     if not text:
         raise ValueError("empty model spec; expected kind:target (e.g. hf-causal:gpt2) or a short name")
     body, sep, query = text.partition("?")
@@ -185,6 +188,17 @@ class ModelSpec:
         if self.family == "prompt" and ":" in self.target:
             return parse_spec(self.target)[1]
         return self.target
+
+    @property
+    def local_files(self) -> list[str]:
+        """The paths on this machine the model may be read from, as written: the target (a
+        model file or folder: ``kenlm:lm.arpa``, ``rnn:ckpt``, ``hf-causal:./my-model``; for
+        ``prompt:``, the wrapped model's), or, for ``precomputed:``, a pool array and its
+        ``?sentences=`` text file: what an output must not overwrite.  A Hub id is listed as it
+        is (:func:`contstim_bench.staging.check_inputs_kept` skips a path where nothing exists)."""
+        if self.family == "precomputed":
+            return [self.target, self.options["sentences"]] if "sentences" in self.options else []
+        return [self.model_target]
 
     @property
     def evaluated_name(self) -> str:

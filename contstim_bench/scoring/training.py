@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..staging import check_inputs_kept
 from . import kneser_ney
 
 if TYPE_CHECKING:
@@ -88,17 +89,23 @@ def train_ngram(output: str | os.PathLike, *, corpus: str | os.PathLike | None =
     PATH).  ``discount_fallback``: None to fail when discounts cannot be estimated, an empty
     sequence for lmplz's defaults (0.5 1 1.5), or the 3 discounts D1 D2 D3+.  ``memory``:
     lmplz's ``-S``.  ``log`` receives the default-corpus line and fallback-discount notes.
+
+    Every option is checked before the corpus is read and anything is written: an ``order`` KenLM
+    would not load (:func:`.kneser_ney.check_kenlm_order`: 2 to 6), fallback discounts outside
+    (0, k] and an ``output`` that is the corpus raise ValueError, so no model is written that
+    ``kenlm:`` then refuses, and no corpus is overwritten.
     """
     log = log or _stderr
-    if order < 1:
-        raise ValueError(f"--order must be >= 1, got {order}")
+    kneser_ney.check_kenlm_order(order, "--order")
     fallback = None
     if discount_fallback is not None:
         fallback = tuple(discount_fallback) or kneser_ney.DEFAULT_FALLBACK
         if len(fallback) != 3:
             raise ValueError(f"--discount-fallback takes 3 values (D1 D2 D3+), got {len(fallback)}")
+        fallback = kneser_ney.check_fallback(fallback)
     if backend not in ("auto", "lmplz", "python"):
         raise ValueError(f"unknown n-gram backend {backend!r}; use auto, lmplz or python")
+    check_inputs_kept([("--output", output)], [("--corpus", corpus)])
     sentences, _ = load_corpus(corpus, source, log)  # validates: missing, empty, reserved tokens
     output = Path(output)
     if backend == "auto":
@@ -115,20 +122,26 @@ def train_ngram(output: str | os.PathLike, *, corpus: str | os.PathLike | None =
 
 def run_lmplz(sentences: list[list[str]], order: int, output: Path, fallback=None, memory: str = "1G") -> None:
     """Run lmplz on the sentences as the python backend reads them (one per line, blank lines
-    dropped, every line newline-terminated: lmplz gives an unterminated last line no ``</s>``)."""
+    dropped, every line newline-terminated: lmplz gives an unterminated last line no ``</s>``).
+    ``output`` appears only when lmplz succeeds (a failed run leaves an earlier file as it was)."""
     exe = shutil.which("lmplz")
     if exe is None:
         raise FileNotFoundError("lmplz is not on PATH (build KenLM, or use --backend python)")
     output.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(prefix="contstim-lmplz-") as tmp:
-        cmd = [exe, "-o", str(order), "--arpa", str(output), "-S", memory, "-T", tmp]
-        if fallback is not None:
-            cmd += ["--discount_fallback", *(str(d) for d in fallback)]
-        text = "".join(" ".join(words) + "\n" for words in sentences)
-        proc = subprocess.run(cmd, input=text, capture_output=True, text=True, encoding="utf-8")
-    if proc.returncode != 0:
-        tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
-        raise RuntimeError(f"lmplz failed (exit {proc.returncode}): {tail}")
+    partial = output.with_name(f".{output.name}.lmplz-tmp")  # renamed into place only when lmplz succeeds
+    try:
+        with tempfile.TemporaryDirectory(prefix="contstim-lmplz-") as tmp:
+            cmd = [exe, "-o", str(order), "--arpa", str(partial), "-S", memory, "-T", tmp]
+            if fallback is not None:
+                cmd += ["--discount_fallback", *(str(d) for d in fallback)]
+            text = "".join(" ".join(words) + "\n" for words in sentences)
+            proc = subprocess.run(cmd, input=text, capture_output=True, text=True, encoding="utf-8")
+        if proc.returncode != 0:
+            tail = "\n".join(proc.stderr.strip().splitlines()[-5:])
+            raise RuntimeError(f"lmplz failed (exit {proc.returncode}): {tail}")
+        os.replace(partial, output)
+    finally:
+        partial.unlink(missing_ok=True)
 
 
 def arpa_counts(path: str | os.PathLike) -> list[tuple[int, int]]:
@@ -165,7 +178,8 @@ def train_recurrent(kind: str, output: str | os.PathLike, *, corpus: str | os.Pa
                     log: Log | None = None) -> RecurrentTraining:
     """Train a word-level ``kind`` (``"rnn"`` or ``"lstm"``) language model on the corpus and
     save its checkpoint folder to ``output`` (the defaults are the paper's hyper-parameters,
-    except 10 epochs instead of 50)."""
+    except 10 epochs instead of 50).  ValueError, before training, for a size below 1 or a
+    checkpoint file that is the corpus."""
     from . import rnn
 
     sizes = {"epochs": epochs, "min_count": min_count, "batch_size": batch_size, "embed_size": embed_size,
@@ -176,6 +190,8 @@ def train_recurrent(kind: str, output: str | os.PathLike, *, corpus: str | os.Pa
     for name, value in (("max_vocab", max_vocab), ("max_steps", max_steps)):
         if value is not None and value < 1:
             raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {value}")
+    check_inputs_kept([("--output", Path(output) / name) for name in (rnn.WEIGHTS_FILE, rnn.VOCAB_FILE, rnn.CONFIG_FILE)],
+                      [("--corpus", corpus)])
     sentences, corpus_desc = load_corpus(corpus, source, log)
     settings = rnn.TrainSettings(epochs=epochs, batch_size=batch_size, lr=lr, seed=seed, max_steps=max_steps)
     result = rnn.train(
