@@ -171,8 +171,7 @@ def test_an_unverified_forgery_never_blocks_the_genuine_model(tmp_path, datasets
     """Guarantee: an unverifiable file that claims a genuine model's identity is listed among the
     unverified files; the genuine model is then added and listed as verified."""
     bert = shipped("bert")
-    forgery = copy.deepcopy(bert)
-    forgery["model"] |= {"spec": "precomputed:gpt5", "name": "forged"}  # cannot be re-scored; bert's identity
+    forgery = rescored_copy(bert, datasets, spec="precomputed:gpt5", name="forged")  # unloadable; bert's identity
     folder = tmp_path / "results"
     assert identity(forgery) == identity(bert)
     dump(folder, "aaa-forgery.json", forgery)
