@@ -22,7 +22,8 @@ from contstim_bench.leaderboard.add import add_result
 from contstim_bench.leaderboard.policy import grouped_rows, load_entries
 from contstim_bench.leaderboard.push import push_results
 from contstim_bench.leaderboard.site import build_site
-from contstim_bench.leaderboard.validate import ValidationError, existing_keys, validate_files
+from contstim_bench.leaderboard.duplicates import existing_keys
+from contstim_bench.leaderboard.validate import ValidationError, validate_files
 from contstim_bench.leaderboard.verification import validate_and_rescore
 
 SHIPPED = Path(__file__).resolve().parents[1] / "leaderboard" / "results"
@@ -229,7 +230,7 @@ def test_a_5000_digit_integer_is_refused_by_name_and_the_batch_goes_on(tmp_path,
     message = "integer 999999999999...999999 has 5,000 digits: larger than any number a field can hold"
     bad, good = validate_files([huge, valid], results_dir=folder, datasets_dir=datasets)
     assert bad.problems == [f"{message} (at most 1.8e+308, the float range)"] and good.ok, good.problems
-    assert set(existing_keys(folder).values()) == {str(valid)}
+    assert [files for files in existing_keys(folder).values()] == [[str(valid)]]
     added = add_result(SHIPPED / "roberta.json", folder, datasets_dir=datasets)
     assert added.path == folder / "roberta.json" and added.path.is_file()
     with pytest.raises(ValidationError, match=r"huge\.json: integer 9+\.\.\.9+ has 5,000 digits") as refused:
