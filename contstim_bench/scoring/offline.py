@@ -29,10 +29,10 @@ from pathlib import Path
 from ..staging import staged_folder
 
 ENV_MODELS = "CONTSTIM_MODELS"
-CONVERSION = "c2"
-"""Version of the conversion, part of the folder name: ``c2`` drops the load arguments
-(:data:`LOAD_ARGUMENTS`) that made a folder's content depend on ``$HF_HUB_OFFLINE``, so folders
-of an earlier conversion are converted again."""
+CONVERSION = "c3"
+"""Version of the conversion, part of the folder name: ``c3`` drops what made a folder's content
+depend on its environment (:data:`ENVIRONMENT_FIELDS`), so folders of an earlier conversion are
+converted again."""
 MARKER = "contstim_offline.json"
 
 
@@ -171,27 +171,34 @@ def _convert(model: OfflineModel, gguf: Path, out: Path, progress: bool) -> None
                     pass
         lm.save_pretrained(out)
         tokenizer.save_pretrained(out)
-        _drop_load_arguments(out / "tokenizer_config.json")
+        _drop_environment_fields(out)
     finally:
         if not progress and bars_were_on:  # restore, never turn on bars that were off (a warning
             hf_logging.enable_progress_bar()  # under $HF_HUB_DISABLE_PROGRESS_BARS, and noise)
 
 
-LOAD_ARGUMENTS = ("local_files_only",)
-"""Arguments of the conversion's own loading that transformers saves into tokenizer_config.json
-(``local_files_only`` follows ``$HF_HUB_OFFLINE``): they say nothing about the model, and would
-make the content fingerprint of one model depend on the environment it was converted in."""
+ENVIRONMENT_FIELDS = {
+    "tokenizer_config.json": ("local_files_only",),
+    "config.json": ("transformers_version",),
+    "generation_config.json": ("transformers_version",),
+}
+"""What transformers saves about the converting environment rather than the model: the loading's
+``local_files_only`` (it follows ``$HF_HUB_OFFLINE``) and the transformers version.  Kept, they
+would make the content fingerprint of one packaged model depend on where it was converted, and a
+shipped result could not be proved by re-scoring on another machine."""
 
 
-def _drop_load_arguments(path: Path) -> None:
-    """Remove :data:`LOAD_ARGUMENTS` from a saved tokenizer_config.json."""
-    if not path.is_file():
-        return
-    config = json.loads(path.read_text(encoding="utf-8"))
-    if any(k in config for k in LOAD_ARGUMENTS):
-        for k in LOAD_ARGUMENTS:
-            config.pop(k, None)
-        path.write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def _drop_environment_fields(folder: Path) -> None:
+    """Remove :data:`ENVIRONMENT_FIELDS` from the JSON files a conversion saved in ``folder``."""
+    for name, keys in ENVIRONMENT_FIELDS.items():
+        path = folder / name
+        if not path.is_file():
+            continue
+        config = json.loads(path.read_text(encoding="utf-8"))
+        if any(k in config for k in keys):
+            for k in keys:
+                config.pop(k, None)
+            path.write_text(json.dumps(config, indent=2, ensure_ascii=False, sort_keys=True) + "\n", encoding="utf-8")
 
 
 def _model_files_missing(folder: Path) -> list[str]:
