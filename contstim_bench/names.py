@@ -37,16 +37,34 @@ U+2066-U+2069, U+061C), which reverse or reorder the text around them wherever t
 U+200D, U+2060, U+FEFF, ...), which make two names that look the same differ."""
 
 
+BLANK_LOOKING = frozenset([0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, *range(0x180B, 0x1810), 0x2800, 0x3164, 0xFFA0])
+"""Code points outside those categories that show as nothing (the Hangul fillers, the combining
+grapheme joiner, the Mongolian variation selectors, the Braille blank): ``gpt2`` followed by
+U+3164 looks like ``gpt2``.  Spaces other than U+0020 (category Zs: no-break, ideographic, ...)
+are refused too."""
+
+
+def _refused(ch: str) -> str | None:
+    """What ``ch`` is when a name may not hold it, else None."""
+    category = unicodedata.category(ch)
+    if category in REFUSED_CATEGORIES:
+        return REFUSED_CATEGORIES[category]
+    if ord(ch) in BLANK_LOOKING or (category == "Zs" and ch != " "):
+        return "blank-looking character"
+    return None
+
+
 def unsafe_characters(text: str) -> list[str]:
-    """The distinct characters of ``text`` of a :data:`REFUSED_CATEGORIES` category, in order of
-    appearance, each as ``U+202E RIGHT-TO-LEFT OVERRIDE`` (``U+0000 (control character)`` for
-    a character without a Unicode name)."""
+    """The distinct characters of ``text`` of a :data:`REFUSED_CATEGORIES` category, or blank
+    looking (:data:`BLANK_LOOKING`, spaces other than U+0020), in order of appearance, each as
+    ``U+202E RIGHT-TO-LEFT OVERRIDE`` (``U+0000 (control character)`` for a character without a
+    Unicode name)."""
     found: list[str] = []
     for ch in dict.fromkeys(text):
-        category = unicodedata.category(ch)
-        if category in REFUSED_CATEGORIES:
+        what = _refused(ch)
+        if what is not None:
             name = unicodedata.name(ch, "")
-            found.append(f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X} ({REFUSED_CATEGORIES[category]})")
+            found.append(f"U+{ord(ch):04X} {name}" if name else f"U+{ord(ch):04X} ({what})")
     return found
 
 
@@ -62,6 +80,9 @@ def check_name(text: str, what: str = "model name") -> str:
     refused character otherwise."""
     problem = name_problem(text)
     if problem is not None:
-        raise ValueError(f"{what} {text!r} {problem}: a name may not hold control or invisible format characters "
-                         "(they reorder, hide or break the text wherever the name is shown)")
+        shown = repr(text)  # escapes what is not printable; the blank-looking printable ones too:
+        for c in {c for c in text if _refused(c) and c.isprintable()}:
+            shown = shown.replace(c, f"\\u{ord(c):04x}")
+        raise ValueError(f"{what} {shown} {problem}: a name may not hold control, invisible or blank-looking "
+                         "characters (they reorder, hide or break the text wherever the name is shown)")
     return text

@@ -51,6 +51,7 @@ def test_citations_are_single_bibtex_entries(name):
     ("\x00", "U+0000 (control character)"), ("\n", "U+000A (control character)"),
     ("\u200b", "U+200B ZERO WIDTH SPACE"), ("\ufeff", "U+FEFF ZERO WIDTH NO-BREAK SPACE"),
     ("\u2028", "U+2028 LINE SEPARATOR"), ("\ue000", "U+E000 (private-use character)"),
+    ("\u3164", "U+3164 HANGUL FILLER"), ("\u00a0", "U+00A0 NO-BREAK SPACE"), ("\u2800", "U+2800 BRAILLE PATTERN BLANK"),
 ])
 def test_names_with_control_or_bidi_characters_are_refused(char, described):
     from contstim_bench.names import check_name, name_problem
@@ -58,7 +59,8 @@ def test_names_with_control_or_bidi_characters_are_refused(char, described):
     assert name_problem(f"gpt{char}2") == f"contains {described}"
     with pytest.raises(ValueError) as exc:
         check_name(f"gpt{char}2", "model name (--name)")
-    assert f"model name (--name) {'gpt' + char + '2'!r} contains {described}" in str(exc.value)
+    shown = repr(f"gpt{char}2").replace(char, f"\\u{ord(char):04x}")  # printable blanks are escaped too
+    assert f"model name (--name) {shown} contains {described}" in str(exc.value)
     assert char not in str(exc.value)  # the message shows the character escaped, never acting on the text
 
 
