@@ -181,3 +181,65 @@ def test_an_unverified_forgery_never_blocks_the_genuine_model(tmp_path, datasets
     assert entries["bert.json"].verified and not entries["aaa-forgery.json"].verified
     with pytest.raises(ValueError, match="already has this model"):  # a verified file still blocks its twin
         add_result(dump(tmp_path, "again.json", bert), folder, datasets_dir=datasets)
+
+
+def test_twins_with_the_same_numbers_are_one_model(tmp_path, datasets):
+    """Guarantee: a verified result with a verified entry's log-probabilities is that model,
+    whatever its spec says (here the reference under an explicit ``?split=``, whose fingerprint
+    differs); masked-LM options written another way are one identity."""
+    from contstim_bench.driver import RunOptions, load_model
+    from contstim_bench.leaderboard.identity import identity_options
+
+    spec = "precomputed:roberta?split=pll"
+    proved = load_model(spec, RunOptions(progress=False), datasets_dir=datasets).fingerprint()
+    twin = rescored_copy(shipped("roberta"), datasets, spec=spec, fingerprint=proved)
+    [c] = validate_and_rescore([dump(tmp_path, "twin.json", twin)], results_dir=SHIPPED, datasets_dir=datasets)
+    assert c.verified and c.problems == [
+        "duplicate: model 'roberta' has the log-probabilities of roberta.json (every shared sentence within 0.001 "
+        "nats): the same model"]
+    assert identity_options("hf-masked", {"normalize": "yes", "orders": "0100", "method": "pll"}) == \
+        identity_options("hf-masked", {"normalize": "true", "method": "pll"}) == {"method": "pll", "normalize": "true"}
+
+
+def test_every_identity_field_is_proved_and_a_dtype_override_is_no_verdict(tmp_path, datasets):
+    """Guarantee: the method, start token and dtype a file claims are the re-scored model's (a
+    twin cannot hide behind ``dtype: "fp32"``); a maintainer's ``--dtype`` other than the
+    result's leaves it unverified, never verified without the fingerprint compared."""
+    from contstim_bench.driver import RunOptions
+
+    result = shipped("smollm2-135m")
+    spelled = copy.deepcopy(result)
+    spelled["model"]["dtype"] = "fp32"
+    [c] = validate_and_rescore([dump(tmp_path, "fp32.json", spelled)], datasets_dir=datasets)
+    assert not c.ok and any(p.startswith("model.dtype is 'fp32', but the model re-scored here") for p in c.problems)
+    [c] = validate_and_rescore([SHIPPED / "smollm2-135m.json"], datasets_dir=datasets,
+                               options=RunOptions(dtype="bfloat16"))
+    assert c.ok and not c.verified and c.verification.startswith("unverified: re-scored in bfloat16 (--dtype)")
+
+
+def test_a_name_that_looks_like_a_reference_is_refused(tmp_path, datasets):
+    """Guarantee: a reserved name cannot be worn with fullwidth letters or another case."""
+    from contstim_bench.leaderboard.validate import validate_files
+
+    lookalike = rescored_copy(shipped("smollm2-135m"), datasets, name="ＲｏＢＥＲＴａ")
+    [c] = validate_files([dump(tmp_path, "look.json", lookalike)], datasets_dir=datasets)
+    assert c.problems == ["model.name 'ＲｏＢＥＲＴａ' looks like the reserved name of the paper's reference model "
+                          "'roberta' (the same after Unicode compatibility normalisation and case folding); submit "
+                          "under another name"]
+
+
+def test_another_file_of_the_same_name_leaves_the_entry_unverified(tmp_path, datasets, kn_trigram):
+    """Two submitters may name different n-gram files alike: when the maintainer's file of that
+    name is another model, the entry is unverified (not refused, which would stop the board)."""
+    pytest.importorskip("kenlm")
+    models = tmp_path / "models"
+    models.mkdir()
+    lines = kn_trigram.read_text(encoding="utf-8").splitlines()
+    first = next(i for i, line in enumerate(lines) if line.startswith("-") and "\tA\t" in line)
+    lines[first] = "-1.5" + lines[first][lines[first].index("\t"):]  # another probability for 'A'
+    (models / kn_trigram.name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    out = tmp_path / "mine.json"
+    evaluate(f"kenlm:{kn_trigram}", ["contstim.pll"], datasets_dir=datasets, log=lambda m: None, output=out)
+    [c] = validate_and_rescore([out], datasets_dir=datasets, models_folder=models)
+    assert c.ok and not c.verified
+    assert c.verification.startswith("unverified: the maintainer's model of that name is not the model that produced")

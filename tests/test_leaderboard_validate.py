@@ -199,7 +199,7 @@ def test_duplicates_are_rejected(tmp_path, honest, datasets):
     c = write(tmp_path, "c.json", other_revision)
     first, second, third = validate_files([a, b, c], datasets_dir=datasets)
     assert first.ok and third.ok and not second.ok
-    assert second.problems == [f"duplicate: model 'length-baseline' revision 'len-v1' is already in {a}"]
+    assert second.problems == [f"duplicate: model 'length-baseline' revision 'len-v1' is already in {Path(a).name}"]
 
 
 def test_reference_name_spoofing_is_rejected(tmp_path, bert, datasets):

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .. import names
-from .duplicates import entry_keys, existing_keys
+from .duplicates import entry_keys, existing_keys, folder_results, same_numbers
 from .identity import describe_identity, display_name, identity
 from .validate import RESCORE_TOLERANCE, ValidationError
 from .verification import file_verifier, validate_and_rescore
@@ -59,6 +59,8 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
     verified_file = file_verifier(datasets_dir, tolerance, options, models_folder, log) if rescore else None
     held = [f for k in entry_keys(result) for f in taken.get(k, [])  # one file per model and benchmark, in its group
             if (bool(verified_file(f)) if verified_file else False) == checked.verified]
+    if checked.verified and verified_file is not None:  # a verified file with a verified file's numbers: one model
+        held += [f for f, other in folder_results(folder, [checked]) if same_numbers(result, other) and verified_file(f)]
     earlier = Path(held[0]) if held else None
     if earlier is not None and not replace:
         raise ValueError(f"{folder} already has this model in {earlier} ({describe_identity(result)}); "

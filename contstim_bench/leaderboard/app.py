@@ -255,7 +255,8 @@ def evaluate_spec(spec: str, datasets_dir=None) -> str:
                           name=shown)["contstim.pll"]
     except (ValueError, FileNotFoundError, RuntimeError, OSError) as exc:  # a KeyError is a bug: not caught
         return f"**Evaluation failed**: the model spec {spec!r} could not be loaded or run here ({type(exc).__name__})."
-    return "```\n" + summary_table(result) + "\n```"
+    shown_model = {**result["model"], "spec": spec, "spec_typed": spec, "folder": None}  # not the loaded local path
+    return "```\n" + summary_table({**result, "model": shown_model}) + "\n```"
 
 
 def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | None = None, datasets_dir=None, queue_dir=None,

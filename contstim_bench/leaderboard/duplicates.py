@@ -12,7 +12,7 @@ model's identity never blocks it: it stays in the unverified table, where it alw
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..results.io import ValidationError, load_file
@@ -48,24 +48,63 @@ def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLi
     return out
 
 
+SAME_NUMBERS = 1e-3
+"""Two verified results whose log-probabilities agree within this many nats on every sentence
+they share are one model, whatever their specs say (= ``validate.RESCORE_TOLERANCE``: the same
+model re-scored with another batch size or CPU moves by about 1e-4; two different models differ
+by far more on some sentence).  It catches the twins no option table can: the same weights under
+two Hub ids or commits, a reference under another split, a copy with extra files."""
+
+
+def same_numbers(a: dict, b: dict, tolerance: float = SAME_NUMBERS) -> bool:
+    """Whether results ``a`` and ``b`` cover a common experiment and give every sentence they both
+    score the same log-probability within ``tolerance`` nats."""
+    exps_a, exps_b = a.get("experiments"), b.get("experiments")
+    lp_a, lp_b = a.get("logprobs"), b.get("logprobs")
+    if not all(isinstance(x, dict) for x in (exps_a, exps_b, lp_a, lp_b)) or not set(exps_a) & set(exps_b):
+        return False
+    shared = lp_a.keys() & lp_b.keys()
+    try:
+        return bool(shared) and all(abs(float(lp_a[s]) - float(lp_b[s])) <= tolerance for s in shared)
+    except (TypeError, ValueError):
+        return False
+
+
+def folder_results(results_dir, checked: list) -> Iterator[tuple[str, dict]]:
+    """(file, result) of every parseable ``*.json`` of ``results_dir`` that is not among ``checked``."""
+    if results_dir is None:
+        return
+    skipped = {Path(c.source).resolve() for c in checked}
+    for path in sorted(Path(results_dir).glob("*.json")):
+        if path.resolve() in skipped:
+            continue
+        try:
+            yield str(path), load_file(path)
+        except ValidationError:
+            continue
+
+
 def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None,
                      verified_file: Callable[[str], bool] | None = None) -> None:
     """Add a problem to every result (a :class:`.validate.Checked`) whose model another file of
     its group already has for the same experiment or round, among ``checked`` (in order) and the
-    files of ``results_dir``.  ``verified_file(path)`` tells whether a file of ``results_dir``
+    files of ``results_dir``, and to every verified result whose log-probabilities a verified
+    file already has (:func:`same_numbers`).  A problem names the other file by its name only
+    (the folder is the maintainer's).  ``verified_file(path)`` tells whether a file of ``results_dir``
     is verified (default: none is, every file is in one group, as when nothing is re-scored)."""
     held = existing_keys(results_dir, [c.source for c in checked]) if results_dir is not None else {}
     verified_here: dict[str, bool] = {}
 
+    def held_verified(source: str) -> bool:
+        if source not in verified_here:
+            verified_here[source] = bool(verified_file(source)) if verified_file is not None else False
+        return verified_here[source]
+
     def held_in_group(key: tuple[str, str], verified: bool) -> str | None:
-        for source in held.get(key, []):
-            if source not in verified_here:
-                verified_here[source] = bool(verified_file(source)) if verified_file is not None else False
-            if verified_here[source] == verified:
-                return source
-        return None
+        return next((source for source in held.get(key, []) if held_verified(source) == verified), None)
 
     seen: dict[tuple[tuple[str, str], bool], str] = {}
+    verified_results: list[tuple[str, dict]] = []
     for c in checked:
         if c.result is None or not isinstance(c.result.get("model"), dict):
             continue
@@ -75,7 +114,16 @@ def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None
         if clash is not None:
             (key, source), (name, rev) = clash, c.key
             what = f" on round contstim.{key[1]}" if key[1] and key[1] not in EXPERIMENTS else ""
-            c.problems.append(f"duplicate: model {name!r} revision {rev!r}{what} is already in {source}")
+            c.problems.append(f"duplicate: model {name!r} revision {rev!r}{what} is already in {Path(source).name}")
             continue
+        if c.verified and c.ok:
+            twin = next((src for src, other in verified_results if same_numbers(c.result, other)), None) or \
+                next((src for src, other in folder_results(results_dir, checked)
+                      if same_numbers(c.result, other) and held_verified(src)), None)
+            if twin is not None:
+                c.problems.append(f"duplicate: model {c.key[0]!r} has the log-probabilities of {Path(twin).name} "
+                                  f"(every shared sentence within {SAME_NUMBERS} nats): the same model")
+                continue
+            verified_results.append((c.source, c.result))
         for key in keys:
             seen[(key, c.verified)] = c.source

@@ -66,7 +66,24 @@ def identity_options(family: str | None, options: dict[str, str]) -> dict[str, s
     ``smollm2-135m?start=<|endoftext|>`` and ``smollm2-135m``."""
     folded = FOLDED_OPTIONS.get(family or "", set())
     defaults = DEFAULT_OPTIONS.get(family or "", {})
-    return {k: v for k, v in sorted(options.items()) if k not in folded and defaults.get(k) != v}
+    values = {k: _canonical_value(v) for k, v in sorted(options.items()) if k not in folded}
+    return {k: v for k, v in values.items() if k not in defaults or _canonical_value(defaults[k]) != v}
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off"}
+
+
+def _canonical_value(value: str) -> str:
+    """An option value as the scorers read it: booleans as ``true``/``false``, integers without
+    leading zeros or sign (``0100`` -> ``100``), anything else as written."""
+    text = value.strip().lower()
+    if text in _TRUE:
+        return "true"
+    if text in _FALSE:
+        return "false"
+    if text.lstrip("+").isdigit() and text.isascii():
+        return str(int(text))
+    return value
 
 
 def identity_fields(result: dict) -> dict:

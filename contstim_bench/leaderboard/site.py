@@ -187,8 +187,8 @@ def _meta(result: dict, file_name: str) -> str:
     items = [
         (k, model[k])
         for k in model
-        if isinstance(model[k], (str, int, float)) and model[k] != "" and k != "dataset_fingerprint"
-    ]
+        if isinstance(model[k], (str, int, float)) and model[k] != "" and k not in ("dataset_fingerprint", "folder")
+    ]  # "folder": where the files were on the machine that evaluated it, a local path
     items += [("benchmark dataset", bench.get("dataset")), ("dataset fingerprint", bench.get("dataset_fingerprint"))]
     for key in ("package_version", "git_commit", "created"):
         if prov.get(key):

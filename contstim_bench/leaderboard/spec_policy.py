@@ -48,6 +48,10 @@ class Admission:
 
     spec: str | None
     reason: str | None = None
+    local: bool = False
+    """The spec loads a model of the maintainer's models folder, found by name: when it turns out
+    to be another model than the submitter's, the entry is unverified, not refused (two
+    submitters may name different files alike)."""
 
     @property
     def admitted(self) -> bool:
@@ -137,11 +141,30 @@ def admit(spec: str, folder: str | os.PathLike | None = None) -> Admission:
         resolved = _causal(inner_target, {**inner_options, **options}, root, inner_family)
         if isinstance(resolved, Admission):
             return resolved
-        return Admission(format_spec("prompt", format_spec(inner_family, resolved, inner_options), options))
+        return _checked(format_spec("prompt", format_spec(inner_family, resolved, inner_options), options),
+                        options, resolved != inner_target)
     if family in ("hf-causal", "hf-masked"):
         resolved = _causal(target, options, root, family)
     else:
         resolved = _local(target, root)
     if isinstance(resolved, Admission):
         return resolved
-    return Admission(format_spec(family, resolved, options))
+    return _checked(format_spec(family, resolved, options), options, resolved != target or family in LOCAL_FAMILIES)
+
+
+LOCAL_FAMILIES = ("kenlm", "rnn", "lstm")
+"""Families whose target is always a file or folder (here: of the models folder)."""
+
+
+def _checked(spec: str, options: dict[str, str], local: bool) -> Admission:
+    """The admission of ``spec``, the text that will be loaded, when it parses back to the options
+    that were checked (a decoded ``%26`` in a value would otherwise add an option); refused
+    otherwise."""
+    from ..scoring.spec import parse_spec
+
+    try:
+        if parse_spec(spec)[2] != options:
+            return _refuse("its model spec's options do not survive being written back (an encoded '&' or '=')")
+    except ValueError:
+        return _refuse("its model spec is not a valid spec")
+    return Admission(spec, local=local)

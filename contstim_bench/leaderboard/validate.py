@@ -45,6 +45,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -235,6 +236,11 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
 
     name = result["model"]["name"]
     spec = result["model"]["spec"]
+    folded = unicodedata.normalize("NFKC", name).casefold()
+    lookalike = [r for r in ALL_REFERENCE_MODELS if r.casefold() == folded and r != name]
+    if lookalike:
+        return [f"model.name {name!r} looks like the reserved name of the paper's reference model {lookalike[0]!r} "
+                "(the same after Unicode compatibility normalisation and case folding); submit under another name"]
     refs_by_exp: dict[str, dict] = {}
     allowed_specs: set[str] = set()
     reserved = name in ALL_REFERENCE_MODELS

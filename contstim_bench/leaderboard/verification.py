@@ -17,6 +17,16 @@ from collections.abc import Callable, Sequence
 
 from .validate import RESCORE_TOLERANCE, Checked, validate_files
 
+PROVED_FIELDS = ("fingerprint", "revision", "method", "start_token", "dtype")
+"""The fields of a result's ``model`` block that make its identity (:mod:`.identity`): each must be
+what the model re-scored here has, so the identity on the board is the proved one."""
+
+
+class OtherDtype(ValueError):
+    """The maintainer re-scored in another dtype (``--dtype``) than the result records: the
+    fingerprint (which covers the dtype) cannot be compared, so the entry stays unverified."""
+
+
 def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None, *,
             spec: str | None = None) -> list[str]:
     """Re-score the submission's model here and compare with its log-probabilities and its
@@ -30,7 +40,9 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     its dtype, when set, replaces the result's).  Scores come from the score cache when this
     model (same content fingerprint) scored them before.  The model's content fingerprint and
     revision computed here must be the ones the file claims (``model.fingerprint``,
-    ``model.revision``): the board shows the identity re-scoring proved, never a claimed one.
+    ``model.revision``, and the method, start token and dtype: :data:`PROVED_FIELDS`): the board
+    shows the identity re-scoring proved, never a claimed one.  :class:`OtherDtype` when
+    ``options`` names another dtype than the result's.
     """
     from ..benchmarks.base import describe_model
     from ..driver import RunOptions, load_model, score_sentences
@@ -38,6 +50,7 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     submitted = result["model"]["spec"]
     dtype = result["model"].get("dtype")
     options = options or RunOptions()
+    overridden = options.dtype is not None
     options = replace(options, progress=False, dtype=options.dtype or (dtype if isinstance(dtype, str) else None))
     sentences = list(result["logprobs"])
     scorer = load_model(spec or submitted, options, datasets_dir=datasets_dir)
@@ -50,8 +63,10 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
             f"re-scoring {submitted!r} gives different log-probabilities for {len(off)} sentence(s) "
             f"(tolerance {tolerance}), e.g. {s!r}: submitted {result['logprobs'][s]!r}, re-scored {v!r}")
     here = describe_model(scorer)
-    same_dtype = options.dtype == dtype or dtype is None
-    for field in ("fingerprint", "revision") if same_dtype else ("revision",):
+    if overridden and here.get("dtype") != result["model"].get("dtype"):
+        raise OtherDtype(f"re-scored in {here.get('dtype')} (--dtype), the result records {dtype!r}; re-score "
+                         "without --dtype to verify it")
+    for field in PROVED_FIELDS:
         claimed, proved = result["model"].get(field), here.get(field)
         if claimed != proved:
             problems.append(f"model.{field} is {claimed!r}, but the model re-scored here from {submitted!r} has "
@@ -80,13 +95,19 @@ def verify(checked: Checked, datasets_dir=None, tolerance: float = RESCORE_TOLER
         return checked
     try:
         problems = rescore(checked.result, datasets_dir, tolerance, options=options, spec=admitted.spec)
+    except OtherDtype as exc:
+        checked.verification = f"unverified: {exc}"
+        return checked
     except Exception as exc:  # noqa: BLE001 - whatever the spec does, the other files go on
         if log is not None:
             log(f"leaderboard: {checked.source}: re-scoring {spec!r} failed: {type(exc).__name__}: {exc}")
         checked.verification = (f"unverified: its model spec {spec!r} could not be loaded or run here "
                                 f"({type(exc).__name__})")
         return checked
-    if problems:
+    if problems and admitted.local:
+        checked.verification = (f"unverified: the maintainer's model of that name is not the model that produced "
+                                f"this file (re-scoring {spec!r} gives other values or another fingerprint)")
+    elif problems:
         checked.problems += problems
         checked.verification = "refused: re-scoring gives different log-probabilities or identity"
     else:
