@@ -83,17 +83,19 @@ def test_display_names_are_model_names(name, spec, folder, shown):
 
 
 def test_add_refuses_the_same_model_then_replaces_it(tmp_path, smollm2, rerun, datasets):
+    """One entry per model by identity, without re-scoring (``--no-rescore``: every file is in one
+    group; verified files are tested in test_leaderboard_public)."""
     results = tmp_path / "results"
-    first = add_result(SHIPPED / "smollm2-135m.json", results, datasets_dir=datasets)
+    first = add_result(SHIPPED / "smollm2-135m.json", results, datasets_dir=datasets, rescore=False)
     assert first.path == results / "smollm2-135m.json" and first.name == "smollm2-135m" and first.replaced is None
     assert first.path.read_bytes() == (SHIPPED / "smollm2-135m.json").read_bytes()
     again = _write(tmp_path / "rerun.json", rerun)
     with pytest.raises(ValueError) as err:
-        add_result(again, results, datasets_dir=datasets)
+        add_result(again, results, datasets_dir=datasets, rescore=False)
     msg = str(err.value)
     assert f"already has this model in {first.path}" in msg and "--replace" in msg
     assert sorted(p.name for p in results.iterdir()) == ["smollm2-135m.json"]  # nothing changed
-    second = add_result(again, results, replace=True, datasets_dir=datasets)
+    second = add_result(again, results, replace=True, datasets_dir=datasets, rescore=False)
     assert second.replaced == first.path and second.name == "smollm2-135m-final"
     assert sorted(p.name for p in results.iterdir()) == ["smollm2-135m-final.json"]
     assert json.loads(second.path.read_text(encoding="utf-8"))["model"]["batch_size"] == 8
@@ -104,23 +106,25 @@ def test_add_refuses_the_same_model_then_replaces_it(tmp_path, smollm2, rerun, d
 
 def test_add_keeps_other_models_and_refuses_invalid_files(tmp_path, smollm2, datasets):
     results = tmp_path / "results"
-    add_result(SHIPPED / "smollm2-135m.json", results, datasets_dir=datasets)
+    add_result(SHIPPED / "smollm2-135m.json", results, datasets_dir=datasets)  # re-scored: verified
     other = copy.deepcopy(smollm2)
     other["model"]["fingerprint"] = "f" * 64  # other weights, same display name
-    added = add_result(_write(tmp_path / "other.json", other), results, datasets_dir=datasets)
+    with pytest.raises(ValidationError, match="model.fingerprint is 'fff"):  # re-scoring proves it false
+        add_result(_write(tmp_path / "other.json", other), results, datasets_dir=datasets)
+    added = add_result(tmp_path / "other.json", results, datasets_dir=datasets, rescore=False)
     assert added.path.name == f"smollm2-135m-{identity(other)[:8]}.json"
     tampered = copy.deepcopy(smollm2)
     tampered["model"]["fingerprint"] = "e" * 64
     tampered["experiments"]["pll"]["all"]["accuracy"] += 0.01
     before = sorted(p.name for p in results.iterdir())
     with pytest.raises(ValidationError, match="score does not match the log-probabilities"):
-        add_result(_write(tmp_path / "tampered.json", tampered), results, datasets_dir=datasets)
+        add_result(_write(tmp_path / "tampered.json", tampered), results, datasets_dir=datasets, rescore=False)
     assert sorted(p.name for p in results.iterdir()) == before
 
 
 def test_cli_add_twice_then_replace(tmp_path, rerun, datasets, capsys):
     results = tmp_path / "board"
-    args = ["leaderboard", "add", "--results", str(results), "--datasets", str(datasets)]
+    args = ["leaderboard", "add", "--results", str(results), "--datasets", str(datasets), "--no-rescore"]
     assert cli_main([*args, str(SHIPPED / "smollm2-135m.json")]) == 0
     assert f"added 'smollm2-135m' as {results / 'smollm2-135m.json'}" in capsys.readouterr().out
     again = _write(tmp_path / "rerun.json", rerun)

@@ -143,7 +143,7 @@ def test_app_and_push_keep_the_groups_apart(tmp_path, oracle, datasets):
     shown = verified_frame(rows, "pll / all")
     assert sorted(shown["Model"]) == ["bert", "roberta"]
     apart = unverified_frame(rows, "pll / all")
-    assert list(apart["Model"]) == ["oracle"] and "could not be re-scored" in apart["Why unverified"][0]
+    assert list(apart["Model"]) == ["oracle"] and "no models folder configured" in apart["Why unverified"][0]
     other = copy.deepcopy(oracle)
     other["model"]["name"] = "oracle-2"
     other["model"]["fingerprint"] = "oracle-v2"  # another model: the same identity would be a duplicate
