@@ -165,7 +165,7 @@ def evaluate(
     format character (:func:`~.names.check_name`) is refused before any model loads.
     """
     if name is not None:
-        check_name(name, "model name (--name)")
+        check_name(name, "model name")
     main = is_main_process()
     if not main:
         log, options = (lambda msg: None), replace(options, progress=False)

@@ -131,7 +131,7 @@ def test_cli_name_with_bidi_or_control_characters_is_refused_before_any_model_lo
                      "--output", str(tmp_path / "x.json"), "--datasets", str(datasets), "--no-plots"])
     assert code == 1
     err = capsys.readouterr().err
-    assert f"model name (--name) {name!r} contains U+" in err and name not in err
+    assert f"model name {name!r} contains U+" in err and name not in err
     assert list(tmp_path.iterdir()) == []
 
 

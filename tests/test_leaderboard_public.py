@@ -214,7 +214,7 @@ def test_every_identity_field_is_proved_and_a_dtype_override_is_no_verdict(tmp_p
     assert not c.ok and any(p.startswith("model.dtype is 'fp32', but the model re-scored here") for p in c.problems)
     [c] = validate_and_rescore([SHIPPED / "smollm2-135m.json"], datasets_dir=datasets,
                                options=RunOptions(dtype="bfloat16"))
-    assert c.ok and not c.verified and c.verification.startswith("unverified: re-scored in bfloat16 (--dtype)")
+    assert c.ok and not c.verified and c.verification.startswith("unverified: re-scored in bfloat16 (the maintainer's choice)")
 
 
 def test_a_name_that_looks_like_a_reference_is_refused(tmp_path, datasets):

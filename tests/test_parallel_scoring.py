@@ -100,7 +100,7 @@ def test_launched_processes_convert_an_offline_model_once_and_whole(tmp_path):
     from contstim_bench.scoring import offline
 
     models = tmp_path / "models"
-    stale = models / f"smollm2-135m-{offline._package_version(offline.get('smollm2-135m'))}"
+    stale = models / f"smollm2-135m-{offline._package_version(offline.get('smollm2-135m'))}-{offline.CONVERSION}"
     stale.mkdir(parents=True)
     (stale / offline.MARKER).write_text("{}")  # what the bug left: a marker, no config, no weights
     script = tmp_path / "convert.py"

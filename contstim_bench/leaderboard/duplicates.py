@@ -109,7 +109,8 @@ def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None
         if c.result is None or not isinstance(c.result.get("model"), dict):
             continue
         keys = entry_keys(c.result)
-        clash = next(((k, src) for k in keys for src in [seen.get((k, c.verified)) or held_in_group(k, c.verified)]
+        groups = (c.verified,) if c.ok else (False, True)  # a refused file is told of any twin
+        clash = next(((k, src) for k in keys for g in groups for src in [seen.get((k, g)) or held_in_group(k, g)]
                       if src is not None), None)
         if clash is not None:
             (key, source), (name, rev) = clash, c.key

@@ -64,8 +64,8 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
             f"(tolerance {tolerance}), e.g. {s!r}: submitted {result['logprobs'][s]!r}, re-scored {v!r}")
     here = describe_model(scorer)
     if overridden and here.get("dtype") != result["model"].get("dtype"):
-        raise OtherDtype(f"re-scored in {here.get('dtype')} (--dtype), the result records {dtype!r}; re-score "
-                         "without --dtype to verify it")
+        raise OtherDtype(f"re-scored in {here.get('dtype')} (the maintainer's choice), the result records "
+                         f"{dtype!r}; re-scoring in the result's own dtype verifies it")
     for field in PROVED_FIELDS:
         claimed, proved = result["model"].get(field), here.get(field)
         if claimed != proved:
