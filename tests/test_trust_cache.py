@@ -93,6 +93,15 @@ def test_cached_impossible_log_probability_is_refused_even_with_a_valid_checksum
         scored(arpa, cache)
 
 
+def score_cli(arpa, tmp_path, *extra: str) -> tuple[int, object]:
+    """``contstim score`` of SENTENCES with the n-gram ``arpa`` into ``tmp_path/out.csv``: (exit code, output path)."""
+    inp = tmp_path / "in.txt"
+    inp.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
+    out = tmp_path / "out.csv"
+    return cli_main(["score", "--model", f"kenlm:{arpa}", "--input", str(inp), "--output", str(out), "--quiet",
+                     *extra]), out
+
+
 def test_corrupt_cache_file_is_a_clear_error_not_a_traceback(arpa, tmp_path, monkeypatch, capsys):
     cache = tmp_path / "scores.sqlite"
     cache.write_bytes(b"this is not an SQLite database" * 100)
@@ -101,15 +110,12 @@ def test_corrupt_cache_file_is_a_clear_error_not_a_traceback(arpa, tmp_path, mon
     assert str(cache) in str(err.value) and "Delete the file" in str(err.value)
     # the command line prints one line naming the file, and --no-cache is the way around it
     monkeypatch.setenv("CONTSTIM_SCORE_CACHE", str(cache))
-    inp = tmp_path / "in.txt"
-    inp.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
-    out = tmp_path / "out.csv"
-    assert cli_main(["score", "--model", f"kenlm:{arpa}", "--input", str(inp), "--output", str(out), "--quiet"]) == 1
+    code, out = score_cli(arpa, tmp_path)
+    assert code == 1
     err_text = capsys.readouterr().err
     assert "CorruptCacheError" in err_text and str(cache) in err_text and "Traceback" not in err_text
     assert not out.exists()
-    assert cli_main(["score", "--model", f"kenlm:{arpa}", "--input", str(inp), "--output", str(out), "--quiet",
-                     "--no-cache"]) == 0
+    assert score_cli(arpa, tmp_path, "--no-cache") == (0, out)
     assert out.exists()
 
 
@@ -176,10 +182,8 @@ def test_foreign_sqlite_database_is_refused_and_left_untouched(arpa, tmp_path, k
     assert "Delete" not in text  # someone's database, not a damaged cache
     assert state(db) == before  # same bytes, no -wal/-shm beside it, same tables, journal mode "delete"
     monkeypatch.setenv("CONTSTIM_SCORE_CACHE", str(db))
-    inp = tmp_path / "in.txt"
-    inp.write_text("\n".join(SENTENCES) + "\n", encoding="utf-8")
-    out = tmp_path / "out.csv"
-    assert cli_main(["score", "--model", f"kenlm:{arpa}", "--input", str(inp), "--output", str(out), "--quiet"]) == 1
+    code, out = score_cli(arpa, tmp_path)
+    assert code == 1
     err_text = capsys.readouterr().err
     assert "ForeignCacheError" in err_text and str(db) in err_text and "Traceback" not in err_text
     assert state(db) == before and not out.exists()

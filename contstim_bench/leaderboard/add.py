@@ -60,7 +60,7 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
     held = [f for k in entry_keys(result) for f in taken.get(k, [])  # one file per model and benchmark, in its group
             if (bool(verified_file(f)) if verified_file else False) == checked.verified]
     if checked.verified and verified_file is not None:  # a verified file with a verified file's numbers: one model
-        held += [f for f, other in folder_results(folder, [checked]) if same_numbers(result, other) and verified_file(f)]
+        held += [f for f, other in folder_results(folder, [source]) if same_numbers(result, other) and verified_file(f)]
     earlier = Path(held[0]) if held else None
     if earlier is not None and not replace:
         raise ValueError(f"{folder} already has this model in {earlier} ({describe_identity(result)}); "

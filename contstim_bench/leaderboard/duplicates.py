@@ -32,19 +32,12 @@ def existing_keys(results_dir: str | os.PathLike, skip: Iterable[str | os.PathLi
                   ) -> dict[tuple[str, str], list[str]]:
     """(model identity, experiment) -> the files that have it, for every parseable ``*.json`` in
     ``results_dir`` (minus ``skip``), in name order."""
-    folder = Path(results_dir)
-    if not folder.is_dir():
-        raise FileNotFoundError(f"results folder {folder} does not exist")
-    skipped = {Path(p).resolve() for p in skip}
-    out = {}
-    for path in sorted(folder.glob("*.json")):
-        if path.resolve() in skipped:
-            continue
-        try:
-            for key in entry_keys(load_file(path)):
-                out.setdefault(key, []).append(str(path))
-        except ValidationError:
-            continue
+    if not Path(results_dir).is_dir():
+        raise FileNotFoundError(f"results folder {results_dir} does not exist")
+    out: dict[tuple[str, str], list[str]] = {}
+    for path, result in folder_results(results_dir, skip):
+        for key in entry_keys(result):
+            out.setdefault(key, []).append(path)
     return out
 
 
@@ -70,11 +63,11 @@ def same_numbers(a: dict, b: dict, tolerance: float = SAME_NUMBERS) -> bool:
         return False
 
 
-def folder_results(results_dir, checked: list) -> Iterator[tuple[str, dict]]:
-    """(file, result) of every parseable ``*.json`` of ``results_dir`` that is not among ``checked``."""
+def folder_results(results_dir, skip: Iterable[str | os.PathLike] = ()) -> Iterator[tuple[str, dict]]:
+    """(file, result) of every parseable ``*.json`` of ``results_dir`` (in name order) but ``skip``."""
     if results_dir is None:
         return
-    skipped = {Path(c.source).resolve() for c in checked}
+    skipped = {Path(p).resolve() for p in skip}
     for path in sorted(Path(results_dir).glob("*.json")):
         if path.resolve() in skipped:
             continue
@@ -119,7 +112,7 @@ def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None
             continue
         if c.verified and c.ok:
             twin = next((src for src, other in verified_results if same_numbers(c.result, other)), None) or \
-                next((src for src, other in folder_results(results_dir, checked)
+                next((src for src, other in folder_results(results_dir, [c.source for c in checked])
                       if same_numbers(c.result, other) and held_verified(src)), None)
             if twin is not None:
                 c.problems.append(f"duplicate: model {c.key[0]!r} has the log-probabilities of {Path(twin).name} "

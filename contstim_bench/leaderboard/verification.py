@@ -54,6 +54,10 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
     options = replace(options, progress=False, dtype=options.dtype or (dtype if isinstance(dtype, str) else None))
     sentences = list(result["logprobs"])
     scorer = load_model(spec or submitted, options, datasets_dir=datasets_dir)
+    here = describe_model(scorer)
+    if overridden and here.get("dtype") != result["model"].get("dtype"):  # known before any sentence is scored
+        raise OtherDtype(f"re-scored in {here.get('dtype')} (the maintainer's choice), the result records "
+                         f"{dtype!r}; re-scoring in the result's own dtype verifies it")
     values = score_sentences(scorer, sentences, options, datasets_dir=datasets_dir, what="re-scoring")
     off = [(s, float(v)) for s, v in zip(sentences, values) if not abs(float(v) - result["logprobs"][s]) <= tolerance]
     problems = []
@@ -62,10 +66,6 @@ def rescore(result: dict, datasets_dir=None, tolerance: float = RESCORE_TOLERANC
         problems.append(
             f"re-scoring {submitted!r} gives different log-probabilities for {len(off)} sentence(s) "
             f"(tolerance {tolerance}), e.g. {s!r}: submitted {result['logprobs'][s]!r}, re-scored {v!r}")
-    here = describe_model(scorer)
-    if overridden and here.get("dtype") != result["model"].get("dtype"):
-        raise OtherDtype(f"re-scored in {here.get('dtype')} (the maintainer's choice), the result records "
-                         f"{dtype!r}; re-scoring in the result's own dtype verifies it")
     for field in PROVED_FIELDS:
         claimed, proved = result["model"].get(field), here.get(field)
         if claimed != proved:
@@ -154,9 +154,12 @@ def validate_and_rescore(
 def file_verifier(datasets_dir=None, tolerance: float = RESCORE_TOLERANCE, options=None, models_folder=None,
                   log=None) -> Callable[[str], bool]:
     """A function telling whether a result file (one already in a results folder) is verified:
-    checked and re-scored as :func:`verify` does."""
+    checked and re-scored as :func:`verify` does, once per file."""
+    from functools import cache
+
     from .validate import check_file
 
+    @cache
     def verified_file(path: str) -> bool:
         return verify(check_file(path, datasets_dir), datasets_dir, tolerance, options=options,
                       models_folder=models_folder, log=log).verified
