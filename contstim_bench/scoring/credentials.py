@@ -61,7 +61,7 @@ def refuse_credentials(text: str, options: Mapping[str, str] | None = None) -> N
     for name, _ in pairs:
         if secret_name(name):
             raise ValueError(f"model spec option {name!r} would carry a credential into result files; {ENV_HINT}")
-    for match in _URL.finditer(text):
+    for match in (m for t in (text, *(v for _, v in pairs)) for m in _URL.finditer(t)):  # raw and decoded
         problem = _url_problem(match.group(0))
         if problem:
             raise ValueError(f"model spec has {problem}, which would carry a credential into result files; {ENV_HINT}")
