@@ -89,10 +89,13 @@ def test_short_names_and_start_token_follow_hf_causal(smollm2):
         bad.score(SENTENCES[:1])
 
 
-def test_unknown_backend_is_named():
+def test_unknown_and_unsuitable_backends_are_named():
     scorer = load_scorer("lm-eval:no-such-backend?pretrained=x", cache=False, progress=False)
     with pytest.raises(ValueError, match=r"lm-eval has no model type 'no-such-backend'.*local-completions"):
         scorer.score(["A sentence."])
+    gguf = load_scorer("lm-eval:gguf?base_url=http://127.0.0.1:9", cache=False, progress=False)
+    with pytest.raises(ValueError, match=r"backend 'gguf' \(GGUFLM\) does not condition an empty context on a start"):
+        gguf.score(["A sentence."])
 
 
 # ------------------------------------------------------------------- served: local-completions
@@ -187,18 +190,23 @@ def test_wrong_server_answers_are_errors_never_scores(smollm2, tmp_path, mode, m
 def wrong_backend():
     """An lm-eval backend registered by the test that answers ``loglikelihood`` in the way its
     ``mode`` argument names."""
-    from lm_eval.api.model import LM
+    from lm_eval.api.model import TemplateLM
     from lm_eval.api.registry import register_model
 
-    class WrongLM(LM):
+    class WrongLM(TemplateLM):
         def __init__(self, mode: str = "ok", **_):
             super().__init__()
             self.mode = mode
-            self.custom_prefix_token_id = None
 
         @property
-        def prefix_token_id(self):
-            return 0 if self.custom_prefix_token_id is None else self.custom_prefix_token_id
+        def eot_token_id(self):
+            return 0
+
+        def tok_encode(self, string, **kwargs):
+            return [ord(c) for c in string]
+
+        def _loglikelihood_tokens(self, requests, **kwargs):
+            raise NotImplementedError  # loglikelihood itself answers below
 
         def loglikelihood(self, requests, disable_tqdm: bool = False):
             n = len(requests)

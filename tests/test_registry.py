@@ -38,7 +38,7 @@ def test_format_spec_round_trip():
 
 
 def test_kinds_and_short_names():
-    assert set(KNOWN_KINDS) == {"hf-causal", "hf-masked", "kenlm", "rnn", "lstm", "precomputed", "prompt"}
+    assert set(KNOWN_KINDS) == {"hf-causal", "hf-masked", "kenlm", "rnn", "lstm", "precomputed", "prompt", "lm-eval"}
     assert short_names() == {"smollm2-135m": "hf-causal:smollm2-135m", "gemma3-270m": "hf-causal:gemma3-270m"}
 
 

@@ -185,6 +185,12 @@ class HarnessScorer(Scorer):
         except Exception as exc:  # noqa: BLE001 - any backend's failure, named with its type
             raise RuntimeError(f"{self.spec}: lm-eval could not build backend {self.model_type!r}: "
                                f"{type(exc).__name__}: {self.redact(str(exc))}") from None
+        from lm_eval.api.model import TemplateLM
+
+        if not isinstance(lm, TemplateLM):
+            raise ValueError(f"{self.spec}: lm-eval backend {self.model_type!r} ({type(lm).__name__}) does not condition "
+                             "an empty context on a start token (it is no TemplateLM), so it cannot score the first "
+                             "word as hf-causal does")
         self.redact = Redactor(_held_secrets(lm))
         guard_loggers(self.redact, "lm_eval")
         if isinstance(lm, LocalCompletionsAPI):  # per-token values are reported: check them
