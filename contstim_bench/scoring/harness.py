@@ -106,6 +106,15 @@ class HarnessScorer(Scorer):
         self.backend_args: dict[str, str] = {}
 
     # ----------------------------------------------------------------------------- identity
+    def _run_dtype(self) -> str | None:
+        """The dtype the backend gets: ``--dtype`` in lm-eval's spelling (``bf16`` -> ``bfloat16``),
+        float32 for the transformers backends when none is given, else None (the backend's own)."""
+        if self.dtype is None:
+            return "float32" if self.model_type in IN_PROCESS_BATCH else None
+        from .devices import resolve_dtype
+
+        return str(resolve_dtype(self.dtype)).removeprefix("torch.")
+
     def _folders(self) -> list[Path]:
         return [f for f in (_local_folder(self.model_args[k]) for k in FOLDER_ARGS if k in self.model_args) if f]
 
@@ -121,7 +130,7 @@ class HarnessScorer(Scorer):
             extra = {"kind": "lm-eval", "type": self.model_type, "args": identity, "names": names,
                      "start": self._start_option or self._default_start,
                      "recorded_start": [recorded_start_token(f) for f in folders],
-                     "dtype": None if self.dtype is None else str(self.dtype)}
+                     "dtype": self.model_args.get("dtype") or self._run_dtype()}
             files = [p for folder in folders for p in causal_model_files(folder)]
             self._fingerprint = hash_files(files, extra=extra) if files else \
                 hashlib.sha256(json.dumps(extra, sort_keys=True).encode()).hexdigest()
@@ -134,7 +143,7 @@ class HarnessScorer(Scorer):
 
         from lm_eval.models.huggingface import HFLM
 
-        dtype = str(lm.model.dtype).removeprefix("torch.") if isinstance(lm, HFLM) else self.dtype
+        dtype = str(lm.model.dtype).removeprefix("torch.") if isinstance(lm, HFLM) else self._run_dtype()
         d.update({
             "backend": self.model_type,
             "model_args": self.backend_args,
@@ -169,12 +178,11 @@ class HarnessScorer(Scorer):
             raise ValueError(f"{self.spec}: lm-eval has no model type {self.model_type!r}; its types: "
                              f"{', '.join(sorted(model_registry.keys()))}") from None
         args = {k: handle_arg_string(v) for k, v in self.model_args.items()}
-        run = {"batch_size": self.batch_size, "device": self.device, "dtype": self.dtype}
+        run = {"batch_size": self.batch_size, "device": self.device, "dtype": self._run_dtype()}
         if self.model_type in IN_PROCESS_BATCH:
             from .devices import resolve_device
 
             run["device"] = run["device"] or str(resolve_device(None))
-            run["dtype"] = run["dtype"] or "float32"
             run["softmax_dtype"] = "float64"
         args.update({k: v for k, v in run.items() if v is not None and k not in args})
         self.backend_args = {k: str(v) for k, v in sorted(args.items())}
