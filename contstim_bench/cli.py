@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import importlib.metadata
 import pkgutil
-import re
 import sys
 
 from . import commands
 from ._version import __version__
 from .progress import quiet_library_bars
+from .provenance import extra_for
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -68,24 +67,6 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
         name = type(exc).__name__
         print(f"{prog}: error: {name}: {exc}", file=sys.stderr)
         return 1
-
-
-def extra_for(module: str) -> str | None:
-    """The package extra whose requirements include the distribution named like ``module``'s
-    top-level package (from the installed package's metadata; the narrowest extra, not ``all``),
-    or None when no extra has it."""
-    name = module.split(".")[0].lower().replace("_", "-")
-    try:
-        requirements = importlib.metadata.requires("contstim-bench") or []
-    except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
-        return None
-    for requirement in requirements:
-        dist = re.match(r"[A-Za-z0-9._-]+", requirement)
-        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", requirement)
-        if dist and extra and extra.group(1) not in ("all", "dev", "test"):
-            if dist.group(0).lower().replace("_", "-") == name:
-                return extra.group(1)
-    return None
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,12 +2,15 @@
 fingerprint, device, dtype and time.
 
 At the bottom of the package (beside ``_version``): every benchmark stamps its result with it,
-and the package face uses :func:`repo_root` to find the development checkout.
+and the package face uses :func:`repo_root` to find the development checkout.  :func:`extra_for`
+reads the installed package's metadata too: which extra installs a missing module (the CLI's
+error line, the ``contstim models`` listing).
 """
 from __future__ import annotations
 
 import datetime as _dt
 import importlib.metadata
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,3 +65,21 @@ def provenance(dataset_fingerprint: str, device: str | None = None, dtype: str |
         "dtype": dtype,
         "created": _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"),
     }
+
+
+def extra_for(module: str) -> str | None:
+    """The package extra whose requirements include the distribution named like ``module``'s
+    top-level package (from the installed package's metadata; the narrowest extra, not ``all``),
+    or None when no extra has it."""
+    name = module.split(".")[0].lower().replace("_", "-")
+    try:
+        requirements = importlib.metadata.requires("contstim-bench") or []
+    except importlib.metadata.PackageNotFoundError:  # run from a source tree that is not installed
+        return None
+    for requirement in requirements:
+        dist = re.match(r"[A-Za-z0-9._-]+", requirement)
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", requirement)
+        if dist and extra and extra.group(1) not in ("all", "dev", "test"):
+            if dist.group(0).lower().replace("_", "-") == name:
+                return extra.group(1)
+    return None

