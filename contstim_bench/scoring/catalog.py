@@ -43,10 +43,10 @@ RUNTIME_MODULES: dict[str, tuple[str, ...]] = {
     "rnn": ("torch",),
     "lstm": ("torch",),
     "precomputed": ("pyarrow",),
+    "lm-eval": ("lm_eval",),
 }
 """Libraries a family's factory imports only when a model is loaded (so importing its module
-does not prove them installed).  A family not listed here is checked by importing its module,
-and by the module's own ``REQUIRES`` tuple of module names when it defines one."""
+does not prove them installed).  A family not listed here is checked by importing its module."""
 
 CAUSAL_SUFFIXES = ("ForCausalLM", "LMHeadModel")
 MASKED_SUFFIXES = ("ForMaskedLM",)
@@ -94,11 +94,13 @@ def family_entries() -> list[dict]:
             if isinstance(keys, dict):
                 keys = keys.get(name)
             entry["options"] = None if keys is None else sorted(keys)
-            needs = RUNTIME_MODULES.get(name, ()) + tuple(getattr(module, "REQUIRES", ()))
+            needs = RUNTIME_MODULES.get(name, ())
             absent = [m for m in needs if not offline.importable(m)]
             if absent:
                 entry.update(available=False, note=_missing_module_note(absent[0]))
-        query = "&".join(f"{k}=..." for k in entry["options"] or ())
+        if fam.open_options:
+            entry["open_options"] = fam.open_options
+        query = "&".join(f"{k}=..." for k in entry["options"] or ()) or ("..." if fam.open_options else "")
         entry["grammar"] = f"{name}:<{fam.target}>" + (f"[?{query}]" if query else "")
         out.append(entry)
     return out
@@ -262,7 +264,8 @@ def format_catalog(cat: dict) -> str:
         lines.append(f"  {f['grammar']}")
         if f["description"]:
             lines.append(f"      {f['description']}")
-        opts = "(none)" if f["options"] == [] else ", ".join(f["options"] or ["(not known: module not importable)"])
+        opts = f.get("open_options") or ("(none)" if f["options"] == [] else
+                                          ", ".join(f["options"] or ["(not known: module not importable)"]))
         lines.append(f"      options: {opts}")
         if f["note"]:
             lines.append(f"      {f['note']}")

@@ -44,6 +44,9 @@ class Family:
     scores_any_sentence: bool = True
     """False for a lookup of stored values (``precomputed:``): it cannot score a new sentence, so
     it cannot take part in the synthetic search."""
+    open_options: str | None = None
+    """For a family whose options are not a fixed list (its factory has no ``OPTION_KEYS``): what
+    they are, for listings (``contstim models``)."""
 
 
 FAMILIES: dict[str, Family] = {
@@ -56,7 +59,8 @@ FAMILIES: dict[str, Family] = {
                           target="reference model (precomputed:NAME)", scores_any_sentence=False),
     "prompt": Family("contstim_bench.scoring.prompting:from_spec", target="causal model"),
     "lm-eval": Family("contstim_bench.scoring.harness:from_spec",
-                      target="lm-evaluation-harness model type (hf, vllm, local-completions, ...)"),
+                      target="lm-evaluation-harness model type (hf, vllm, local-completions, ...)",
+                      open_options="the backend's model arguments (lm-eval's model_args, joined with &), and start"),
 }
 """Spec family -> :class:`Family`."""
 
