@@ -75,7 +75,7 @@ def _token_values(choice: object, n_tokens: int, ctxlen: int, backend: str) -> l
                                           f"(logprobs: {_short(logprobs)}); it does not echo prompt log-probabilities")
     if len(values) != n_tokens + 1:
         raise BackendOutputError(backend, f"returned {len(values)} token log-probabilities for a prompt of "
-                                          f"{n_tokens} tokens and 1 generated token: its tokens are not the ones sent")
+                                          f"{n_tokens} tokens and 1 generated token: its values cannot be aligned with the tokens sent")
     for position in range(ctxlen, n_tokens):
         value = values[position]
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value > 0:
