@@ -15,5 +15,13 @@ fi
 # script says why and carries on when it cannot build it)
 bash scripts/build_lmplz.sh
 export PATH="$PWD/.venv/bin:$PATH"
+# The tests read the real raw data. Without a data folder ($CONTSTIM_RAW_DATA, or ../shared/data
+# beside the checkout), fetch it once at the pinned commits (each file verified by its git blob
+# SHA-1; $CONTSTIM_DOWNLOAD_BASE sets the mirror) into .test-data/ and use that.
+if [ -z "${CONTSTIM_RAW_DATA:-}${CONTSTIM_DATA_DIR:-}" ] && [ ! -d ../shared/data ]; then
+  echo "[test] no raw data folder: fetching the raw files into .test-data/ (about 60 MB, once)" >&2
+  .venv/bin/contstim data fetch --out .test-data
+  export CONTSTIM_RAW_DATA="$PWD/.test-data"
+fi
 export CONTSTIM_OFFLINE=1
 .venv/bin/python -m pytest -q -p no:cacheprovider "$@"

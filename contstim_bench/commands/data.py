@@ -1,5 +1,5 @@
-"""``contstim data build|info|push``: build the benchmark's datasets from raw sources, describe them,
-publish them on the Hugging Face Hub."""
+"""``contstim data build|fetch|info|push``: build the benchmark's datasets from raw sources, fetch
+the raw files, describe the datasets, publish them on the Hugging Face Hub."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +21,18 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="contstim: the main experiment's results CSV in the raw Gorilla layout "
                    "(validated by its layout, not its hash; recorded in the card)")
     b.set_defaults(func=_build)
+
+    f = dsub.add_parser(
+        "fetch", help="download the raw files at the pinned upstream commits into a folder",
+        description=("Download every raw file the project's shared data folder holds (the manifest's rows; the files "
+                     "absent there stay absent) into DIR, each verified by its git blob SHA-1 before it is kept; a "
+                     "file already in DIR and verified is not fetched again. Then use DIR as $CONTSTIM_RAW_DATA "
+                     "(scripts/test.sh does this when no data folder is configured)."))
+    f.add_argument("--out", required=True, metavar="DIR", help="folder to fetch into (created)")
+    f.add_argument("--base", metavar="URL", help="download base URL: files lie at URL/OWNER/REPO/COMMIT/PATH "
+                   "(default: $CONTSTIM_DOWNLOAD_BASE or https://raw.githubusercontent.com)")
+    f.add_argument("--quiet", action="store_true", help="no progress bar")
+    f.set_defaults(func=_fetch)
 
     i = dsub.add_parser("info", help="verify the built datasets (every file as recorded, no unlisted file) and print "
                         "their configs, splits, row counts and fingerprints")
@@ -53,6 +65,20 @@ def _push(args) -> int:
     splits = ", ".join(f"{c}/{s} {n:,}" for c, d in report["configs"].items() for s, n in d.items())
     verb = "checked (dry run, nothing uploaded)" if args.dry_run else "pushed"
     print(f"{verb} {args.dataset} ({len(report['files'])} files; {splits}) -> {report['url']}")
+    return 0
+
+
+def _fetch(args) -> int:
+    import os
+
+    from ..data import sources
+
+    if args.base:
+        os.environ[sources.ENV_DOWNLOAD_BASE] = args.base
+    sources.download_base()  # a malformed base is named before anything is fetched
+    downloaded, kept = sources.fetch_all(args.out, progress=not args.quiet)
+    print(f"{args.out}: {downloaded} raw files downloaded, {kept} already there and verified "
+          f"(from {sources.download_base()})")
     return 0
 
 

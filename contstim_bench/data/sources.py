@@ -33,6 +33,20 @@ ENV_RAW_DATA_FORMER = "CONTSTIM_DATA_DIR"
 """The former name of :data:`ENV_RAW_DATA`, still read when the new one is not set."""
 ENV_CACHE = "CONTSTIM_CACHE"
 ENV_OFFLINE = "CONTSTIM_OFFLINE"
+ENV_DOWNLOAD_BASE = "CONTSTIM_DOWNLOAD_BASE"
+"""Where raw files are downloaded from: a base URL under which a file lies at
+``<base>/<owner>/<repo>/<commit>/<path>`` (default :data:`DEFAULT_DOWNLOAD_BASE`; a mirror, or a
+local server in the tests).  Whatever the base, the bytes are verified by git blob SHA-1."""
+DEFAULT_DOWNLOAD_BASE = "https://raw.githubusercontent.com"
+
+
+def download_base() -> str:
+    """The base URL of downloads (``$CONTSTIM_DOWNLOAD_BASE`` or GitHub's raw files), without a
+    trailing ``/``; ValueError names a value that is not an http(s) URL."""
+    base = (os.environ.get(ENV_DOWNLOAD_BASE) or DEFAULT_DOWNLOAD_BASE).rstrip("/")
+    if not re.match(r"^https?://[^/\s]+", base):
+        raise ValueError(f"${ENV_DOWNLOAD_BASE} must be an http(s) URL, got {base!r}")
+    return base
 
 
 class SourceError(FileNotFoundError):
@@ -69,8 +83,8 @@ class SourceFile:
 
     @property
     def url(self) -> str:
-        """Raw download URL at the pinned commit."""
-        return f"https://raw.githubusercontent.com/{self.repo}/{self.commit}/{self.upstream_path}"
+        """Raw download URL at the pinned commit (under :func:`download_base`)."""
+        return f"{download_base()}/{self.repo}/{self.commit}/{self.upstream_path}"
 
 
 def _local_path_for_absent(repo: str, upstream_path: str) -> str:
@@ -198,7 +212,11 @@ def _download(src: SourceFile, dest: Path) -> Path:
     try:
         with os.fdopen(fd, "wb") as out, urllib.request.urlopen(src.url, timeout=60) as resp:
             shutil.copyfileobj(resp, out)
-        verify(Path(tmp), src)
+        got = git_blob_sha1(Path(tmp))
+        if got not in src.accepted_blobs:
+            raise CorruptSourceError(
+                f"raw file {src.path!r} downloaded from {src.url} is corrupt: git blob SHA-1 {got} != expected "
+                f"{' or '.join(sorted(src.accepted_blobs))}; it was not kept")
         os.replace(tmp, dest)
     finally:
         if os.path.exists(tmp):
@@ -238,6 +256,42 @@ def resolve(
         f"Get it from {src.url} (git blob SHA-1 {src.url_blob_sha1}) and put it at "
         f"<data dir>/{rel_path}, the data dir being ${ENV_RAW_DATA} (or DIR of `contstim data build --source DIR`)."
     )
+
+
+def fetch_all(out: str | os.PathLike, progress: bool = True) -> tuple[int, int]:
+    """Download every raw file the shared data folder holds (the manifest's rows not marked ABSENT:
+    the files absent there stay absent, so the tests see the same data) into ``out``, each verified
+    by its git blob SHA-1 before it is moved into place; a file already in ``out`` and verified is
+    kept.  Returns ``(downloaded, kept)``.  :class:`CorruptSourceError` names a file whose bytes do
+    not match (nothing of it is written); :class:`SourceError` one that cannot be fetched, with the
+    URL tried."""
+    from ..progress import progress_bar
+
+    out = Path(out)
+    rows = [src for src in manifest().values() if src.present_in_shared]
+    downloaded = kept = 0
+    bar = progress_bar(total=len(rows), desc="raw files", unit="file", disable=not progress)
+    for src in rows:
+        dest = out / src.path
+        if dest.is_file():
+            try:
+                verify(dest, src)
+                kept += 1
+                bar.update(1)
+                continue
+            except CorruptSourceError:
+                pass  # fetched again below
+        try:
+            _download(src, dest)
+        except CorruptSourceError:
+            raise
+        except Exception as exc:  # network errors of every kind
+            raise SourceError(f"raw file {src.path!r} could not be fetched from {src.url}: "
+                              f"{type(exc).__name__}: {exc}") from None
+        downloaded += 1
+        bar.update(1)
+    bar.close()
+    return downloaded, kept
 
 
 def available(rel_path: str, source: str | os.PathLike | None = None) -> bool:
