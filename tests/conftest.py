@@ -32,7 +32,8 @@ def pytest_sessionstart(session):
     if folder is None or not folder.is_dir():
         pytest.exit(f"no raw data folder: the tests read the real data (the contstimlang files, BLiMP, ...) "
                     f"and download nothing; set ${sources.ENV_RAW_DATA} to the folder that holds it, or put "
-                    f"it at ../shared/data beside the checkout", returncode=4)
+                    f"it at ../shared/data beside the checkout, or fetch it with `contstim data fetch --out DIR` "
+                    f"(scripts/test.sh does this by itself)", returncode=4)
 
 
 def pytest_sessionfinish(session, exitstatus):
