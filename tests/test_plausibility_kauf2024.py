@@ -228,6 +228,10 @@ def test_glmm_warns_of_separation_and_non_convergence():
         "terms involving model are not finite; what the fit reports for them (estimate, standard error, z, p) means "
         "nothing", fit["warnings"][0]]  # coarsest first; the B cells are not named again
     assert separation(trials[trials["model"] == "B"], ["model", "voice"]) == []
+    # levels that hold a ':' (model specs) keep it in the term names
+    specs = trials.assign(model=trials["model"].map({"A": "hf-causal:a", "B": "hf-causal:b"}))
+    assert [c["term"] for c in fit_glmm(specs, ["model"])["coefficients"]] == [
+        "Intercept", "model[hf-causal:a]", "voice[passive]", "model[hf-causal:a]:voice[passive]"]
     # gpboost's own non-convergence, recorded from its status and its log
     short = fit_glmm(_simulated_trials(n_items=40), ["family", "version"], max_iterations=2)
     assert short["converged"] is False and short["warnings"][0] == (

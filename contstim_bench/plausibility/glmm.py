@@ -41,6 +41,7 @@ from __future__ import annotations
 import itertools
 import keyword
 import logging
+import re
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -67,9 +68,10 @@ def formula(factors: Sequence[str], voice: bool = True) -> str:
 
 def _readable(name: str) -> str:
     """``C(version, Sum)[S.base]`` -> ``version[base]``; ``C(voice, Treatment('active'))[T.passive]``
-    -> ``voice[passive]``; interactions joined by ``:``."""
+    -> ``voice[passive]``; interactions joined by ``:`` (a level may hold a ``:`` itself, as a
+    model spec ``hf-causal:gpt2`` does: parts are split only where the next one starts)."""
     out = []
-    for part in name.split(":"):
+    for part in re.split(r":(?=C\()", name):
         if part.startswith("C(") and ")[" in part:
             var = part[2:part.index(",")]
             level = part[part.index(")[") + 2:-1].split(".", 1)[-1]
