@@ -17,7 +17,7 @@ from contstim_bench.benchmarks import plausibility as runner
 from contstim_bench.benchmarks.plausibility_glmm import result_pair_hits, run_glmm
 from contstim_bench.data.load import load_config
 from contstim_bench.plausibility import metrics
-from contstim_bench.plausibility.glmm import fit_glmm, formula
+from contstim_bench.plausibility.glmm import fit_glmm, formula, separation
 from contstim_bench.plausibility.similarity import euclidean_similarity, pattern_similarity
 from contstim_bench.report.plausibility import glmm_table, summary_table
 from contstim_bench.scoring.base import Scorer
@@ -189,6 +189,55 @@ def test_glmm_recovers_simulated_effects():
     assert 0.6 < fit["item_variance"] < 1.6 and fit["n_items"] == 300 and fit["n_observations"] == 2400
     # pinned: the fit is deterministic
     assert coef["version[base]"]["estimate"] == pytest.approx(0.47876, abs=1e-3)
+    # a well-behaved fit: converged, every cell has hits and misses, no warning
+    assert fit["warnings"] == [] and fit["converged"] is True and fit["optimizer_iterations"] > 0
+
+
+def _separated_trials(n_items=10):
+    """Two models x two voices; model A gets every passive pair right, the other cells have both
+    outcomes (A active: even items; B active: items not divisible by 3; B passive: all but 1, 5, 9)."""
+    rule = {("A", "active"): lambda i: i % 2 == 0, ("A", "passive"): lambda i: True,
+            ("B", "active"): lambda i: i % 3 != 0, ("B", "passive"): lambda i: i % 4 != 1}
+    rows = [(item, model, voice, rule[model, voice](item)) for item in range(n_items)
+            for model in ("A", "B") for voice in ("active", "passive")]
+    return pd.DataFrame(rows, columns=["item", "model", "voice", "hit"])
+
+
+def test_glmm_warns_of_separation_and_non_convergence():
+    pytest.importorskip("gpboost")
+    trials = _separated_trials()
+    assert trials.groupby(["model", "voice"]).hit.mean().to_dict() == {
+        ("A", "active"): 0.5, ("A", "passive"): 1.0, ("B", "active"): 0.6, ("B", "passive"): 0.7}
+    fit = fit_glmm(trials, ["model"])
+    assert fit["converged"] is True  # gpboost stops: its optimiser sees nothing wrong ...
+    assert fit["warnings"] == [  # ... but the estimates of the A x passive cell are not finite
+        "separation: every observation with model=A, voice=passive is a hit (10 of 10): the maximum-likelihood "
+        "estimates of the terms involving model, voice are not finite; what the fit reports for them (estimate, "
+        "standard error, z, p) means nothing"]
+    coef = {c["term"]: c for c in fit["coefficients"]}
+    assert coef["voice[passive]"]["std_error"] > 10 * coef["Intercept"]["std_error"]  # the blown-up fit it warns of
+    assert "warning: separation: every observation with model=A, voice=passive is a hit" in glmm_table(
+        {"glmm": fit, "subsets": ["eventsadapt_ai"], "results": []})
+    # a level of one factor separated: named once, its cells not again
+    whole = trials.assign(hit=trials["hit"] | (trials["voice"] == "passive"))
+    assert [w.split(":")[0] + ":" + w.split(":")[1] for w in fit_glmm(whole, ["model"])["warnings"]] == [
+        "separation: every observation with voice=passive is a hit (20 of 20)"]
+    b_wrong = trials.assign(hit=trials["hit"] & (trials["model"] == "A"))
+    assert separation(b_wrong, ["model", "voice"]) == [
+        "separation: every observation with model=B is a miss (20 of 20): the maximum-likelihood estimates of the "
+        "terms involving model are not finite; what the fit reports for them (estimate, standard error, z, p) means "
+        "nothing", fit["warnings"][0]]  # coarsest first; the B cells are not named again
+    assert separation(trials[trials["model"] == "B"], ["model", "voice"]) == []
+    # levels that hold a ':' (model specs) keep it in the term names
+    specs = trials.assign(model=trials["model"].map({"A": "hf-causal:a", "B": "hf-causal:b"}))
+    assert [c["term"] for c in fit_glmm(specs, ["model"])["coefficients"]] == [
+        "Intercept", "model[hf-causal:a]", "voice[passive]", "model[hf-causal:a]:voice[passive]"]
+    # gpboost's own non-convergence, recorded from its status and its log
+    short = fit_glmm(_simulated_trials(n_items=40), ["family", "version"], max_iterations=2)
+    assert short["converged"] is False and short["warnings"][0] == (
+        "gpboost did not converge: the maximal number of iterations was reached")
+    assert any(w.startswith("gpboost: GPModel: parameter estimation did not converge after the maximum number of "
+                            "iterations (2") for w in short["warnings"])
 
 
 def test_glmm_refuses_what_it_cannot_separate():
@@ -240,7 +289,10 @@ def test_run_glmm_over_two_results(tmp_path, capsys):
     out = tmp_path / "glmm.json"
     assert cli.main(["plausibility-glmm", str(pa), str(pb), "--factor", "scorer=plain,passive-averse",
                      "--output", str(out)]) == 0
-    assert json.loads(out.read_text())["glmm"] == report["glmm"]
+    written = json.loads(out.read_text())
+    assert written["glmm"] == report["glmm"] and "warnings" in written["glmm"]
+    assert written["provenance"]["dataset_fingerprint"] == report["dataset_fingerprint"]
+    assert written["provenance"]["package_version"] == report["package_version"] and written["provenance"]["created"]
     assert "scorer[passive-averse]:voice[passive]" in capsys.readouterr().out
     with pytest.raises(ValueError, match="has 1 levels for 2 results"):
         run_glmm([a, b], {"scorer": ["plain"]})

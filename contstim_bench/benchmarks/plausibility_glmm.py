@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from .._version import __version__
+from ..provenance import provenance
 from ..plausibility.glmm import fit_glmm, trials_frame
 from ..plausibility.metrics import EXPERIMENT1_SUBSETS, experiment1_pairs, pair_hit_vector
 from .plausibility import DATASET, FORMAT, limit_pairs
@@ -55,8 +56,10 @@ def run_glmm(
     ``{"version": ["instruct", "base"]}``); default ``{"model": <each result's model spec>}``.
     ``subsets``: Experiment 1 subsets modelled (default both EventsAdapt subsets); ``voice``:
     include voice and its interactions (needs pairs of both voices).  Returns a JSON-ready dict
-    with the fit (:func:`contstim_bench.plausibility.glmm.fit_glmm`), the results and factor
-    levels used, and the dataset fingerprint.
+    with the fit (:func:`contstim_bench.plausibility.glmm.fit_glmm`, its ``warnings`` included:
+    non-convergence, separation), the results and factor levels used, the dataset fingerprint and
+    ``provenance`` (:func:`contstim_bench.provenance.provenance`: package version and git commit,
+    library versions, dataset fingerprint, time).
     """
     from ..data.load import fingerprint, load_config
     from ..results.io import read_result
@@ -108,6 +111,7 @@ def run_glmm(
                      "accuracy": float(trials.hit[trials.label == label].mean())}
                     for label, (source, r) in zip(labels, loaded)],
         "glmm": fit,
+        "provenance": provenance(fp),
     }
 
 

@@ -22,8 +22,15 @@ from the lme4 fit of the paper:
   log-likelihood (lme4: the Hessian of the deviance, ``use.hessian = TRUE``); p-values are the
   same two-sided Wald z tests lme4's ``summary`` prints;
 - the random-intercept variance has a standard error here; lme4 reports none;
-- no convergence warnings: gpboost's are not lme4's checks (gradient, singular fit), so a fit with
-  an item variance near zero is reported as it is.
+- the warnings (``warnings`` of the fit) are not lme4's checks (gradient, singular fit): a fit with
+  an item variance near zero is reported as it is.  Recorded instead: gpboost's own convergence
+  status and warnings (:func:`_gpboost_messages`: the maximal number of iterations reached, an
+  unsuccessful line search), standard errors that are not finite, and (quasi-)complete
+  separation, checked on the data (:func:`separation`): the fixed effects are every interaction of
+  the factors, a model of one mean per cell (combination of levels), whose maximum-likelihood
+  estimates are finite only when every cell has hits and misses; in a cell of all hits (or all
+  misses) the estimates run off towards infinity until the optimiser stops, and their standard
+  errors, z and p mean nothing (e.g. an estimate of 13.6 with a standard error of 191.6).
 
 statsmodels' ``BinomialBayesMixedGLM`` was not used: it is Bayesian (Gaussian priors on the
 fixed effects and the log standard deviations, fitted by variational Bayes or a posterior mode),
@@ -31,8 +38,13 @@ so its estimates are not the maximum-likelihood ones of lme4.
 """
 from __future__ import annotations
 
+import itertools
 import keyword
-from collections.abc import Mapping, Sequence
+import logging
+import re
+import warnings
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 import pandas as pd
@@ -56,9 +68,10 @@ def formula(factors: Sequence[str], voice: bool = True) -> str:
 
 def _readable(name: str) -> str:
     """``C(version, Sum)[S.base]`` -> ``version[base]``; ``C(voice, Treatment('active'))[T.passive]``
-    -> ``voice[passive]``; interactions joined by ``:``."""
+    -> ``voice[passive]``; interactions joined by ``:`` (a level may hold a ``:`` itself, as a
+    model spec ``hf-causal:gpt2`` does: parts are split only where the next one starts)."""
     out = []
-    for part in name.split(":"):
+    for part in re.split(r":(?=C\()", name):
         if part.startswith("C(") and ")[" in part:
             var = part[2:part.index(",")]
             level = part[part.index(")[") + 2:-1].split(".", 1)[-1]
@@ -68,15 +81,19 @@ def _readable(name: str) -> str:
     return ":".join(out)
 
 
-def fit_glmm(trials: pd.DataFrame, factors: Sequence[str], *, voice: bool = True) -> dict:
+def fit_glmm(trials: pd.DataFrame, factors: Sequence[str], *, voice: bool = True,
+             max_iterations: int | None = None) -> dict:
     """Fit the Appendix D GLMM to ``trials`` (one row per model x pair: ``hit`` 0/1 or bool,
     ``item``, ``voice``, and a column per name of ``factors``).
 
     Returns ``{"formula", "random_effects", "estimator", "n_observations", "n_items",
     "coefficients": [{"term", "estimate", "std_error", "z", "p"}], "item_variance",
-    "item_variance_std_error", "log_likelihood"}``.  ValueError names a missing column, a factor
-    with one level, or factors the design cannot separate (a rank-deficient design, e.g. two
-    results that differ in both "class" and "version").
+    "item_variance_std_error", "log_likelihood", "converged", "optimizer_iterations",
+    "gpboost_version", "warnings"}`` (``warnings``: non-convergence, gpboost's warnings, standard
+    errors that are not finite and separation, :func:`separation`; empty for a sound fit).
+    ``max_iterations``: gpboost's ``maxit`` (default: its own, 1000).  ValueError names a missing
+    column, a factor with one level, or factors the design cannot separate (a rank-deficient
+    design, e.g. two results that differ in both "class" and "version").
     """
     import patsy
 
@@ -109,13 +126,21 @@ def fit_glmm(trials: pd.DataFrame, factors: Sequence[str], *, voice: bool = True
     if rank < X.shape[1]:
         raise ValueError(f"GLMM: the design of {fml} is rank deficient ({rank} of {X.shape[1]} columns): "
                          f"the factors {factors} do not vary independently across the results given")
-    model = gpboost.GPModel(group_data=data["item"].to_numpy(), likelihood="bernoulli_logit")
-    model.fit(y=data.hit.to_numpy(), X=X.to_numpy(dtype=np.float64), params={"trace": False})
-    coef = np.asarray(model.get_coef(std_err=True), dtype=np.float64).reshape(2, -1)
+    params: dict = {"trace": False}
+    if max_iterations is not None:
+        params["maxit"] = int(max_iterations)
+    found = separation(data, factors + (["voice"] if voice else []))
+    with _gpboost_messages(gpboost) as messages:
+        model = gpboost.GPModel(group_data=data["item"].to_numpy(), likelihood="bernoulli_logit")
+        model.fit(y=data.hit.to_numpy(), X=X.to_numpy(dtype=np.float64), params=params)
+        coef = np.asarray(model.get_coef(std_err=True), dtype=np.float64).reshape(2, -1)
+        cov = np.asarray(model.get_cov_pars(std_err=True), dtype=np.float64).reshape(2, -1)
     est, se = coef[0], coef[1]
-    z = est / se
+    with np.errstate(divide="ignore", invalid="ignore"):
+        z = est / se
     p = 2 * stats.norm.sf(np.abs(z))
-    cov = np.asarray(model.get_cov_pars(std_err=True), dtype=np.float64).reshape(2, -1)
+    status = model._get_convergence_status() if hasattr(model, "_get_convergence_status") else None
+    found += _fit_warnings(status, messages, [_readable(t) for t, s in zip(X.columns, se) if not np.isfinite(s)])
     return {
         "formula": fml,
         "random_effects": "(1 | item)",
@@ -129,7 +154,76 @@ def fit_glmm(trials: pd.DataFrame, factors: Sequence[str], *, voice: bool = True
         "item_variance": float(cov[0, 0]),
         "item_variance_std_error": float(cov[1, 0]),
         "log_likelihood": float(-model.get_current_neg_log_likelihood()),
+        "converged": status == 0 if status is not None else None,
+        "optimizer_iterations": int(model._get_num_optim_iter()) if hasattr(model, "_get_num_optim_iter") else None,
+        "gpboost_version": getattr(gpboost, "__version__", None),
+        "warnings": found,
     }
+
+
+def separation(trials: pd.DataFrame, variables: Sequence[str]) -> list[str]:
+    """Warnings of (quasi-)complete separation in ``trials`` (``hit`` and the fixed-effect
+    ``variables``): every level, and every combination of levels of several variables, whose
+    observations are all hits or all misses, coarsest first (a combination inside one already named
+    is not named again).  Empty when every cell has both outcomes."""
+    hits = trials["hit"].astype(float)
+    found: list[tuple[dict, str]] = []
+    for size in range(1, len(variables) + 1):
+        for combo in itertools.combinations(variables, size):
+            for key, cell in hits.groupby([trials[v] for v in combo], sort=True):
+                levels = dict(zip(combo, key if isinstance(key, tuple) else (key,)))
+                if cell.nunique() > 1 or any(all(levels.get(v) == lv for v, lv in f.items()) for f, _ in found):
+                    continue
+                where = ", ".join(f"{v}={lv}" for v, lv in levels.items())
+                what = "a hit" if cell.iloc[0] == 1 else "a miss"
+                found.append((levels, f"separation: every observation with {where} is {what} ({len(cell)} of "
+                                      f"{len(cell)}): the maximum-likelihood estimates of the terms involving "
+                                      f"{', '.join(combo)} are not finite; what the fit reports for them (estimate, "
+                                      "standard error, z, p) means nothing"))
+    return [message for _, message in found]
+
+
+@contextmanager
+def _gpboost_messages(gpboost) -> Iterator[list[str]]:
+    """The warnings gpboost gives during the block (its native library's ``[GPBoost] [Warning] ...``
+    lines, without the prefix, and Python warnings), collected instead of printed (its other log
+    lines are dropped); its logger is restored after."""
+    from gpboost import basic
+
+    collected: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            message = record.getMessage().strip()
+            if record.levelno >= logging.WARNING or "[Warning]" in message:
+                collected.append(message.split("[Warning]", 1)[-1].strip())
+
+    logger = logging.Logger("contstim_bench.glmm.gpboost")
+    logger.addHandler(_Collect())
+    before = basic._LOGGER
+    gpboost.register_logger(logger)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            yield collected
+        collected.extend(str(w.message) for w in caught)
+    finally:
+        basic._LOGGER = before
+
+
+_STATUS = {1: "gpboost did not converge: the maximal number of iterations was reached",
+           2: "gpboost did not converge: the line search of its optimiser was not successful (the estimates may be "
+              "a local optimum, or the optimiser stopped early)"}
+
+
+def _fit_warnings(status: int | None, messages: Sequence[str], no_se: Sequence[str]) -> list[str]:
+    """Warnings of a fit: gpboost's convergence ``status`` (0 converged), its logged warnings and
+    the terms whose standard error is not finite."""
+    out = [_STATUS.get(status, f"gpboost convergence status {status} (not 0: not converged)")] if status else []
+    out += [f"gpboost: {m}" for m in dict.fromkeys(messages)]
+    if no_se:
+        out.append(f"no finite standard error for {', '.join(no_se)}: the fit is not identified there")
+    return out
 
 
 def trials_frame(pairs: pd.DataFrame, hits: Mapping[str, Mapping[str, bool]],

@@ -93,4 +93,7 @@ def glmm_table(report: dict) -> str:
     for c in g["coefficients"]:
         lines.append(f"{c['term']:<48} {c['estimate']:>9.3f} {c['std_error']:>8.3f} {c['z']:>7.2f} {c['p']:>9.3g}")
     lines.append(f"item random-intercept variance {g['item_variance']:.3f} (s.e. {g['item_variance_std_error']:.3f})")
+    found = g.get("warnings", [])
+    lines += ["", f"{len(found)} warning(s): the estimates above are not to be trusted as they are"] if found else []
+    lines += [f"warning: {w}" for w in found]
     return "\n".join(lines)
