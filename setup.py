@@ -66,7 +66,7 @@ LEADERBOARD = ["gradio>=5"]
 STATS = ["gpboost>=1.5", "patsy>=0.5"]
 # The lm-eval: model family (every lm-evaluation-harness backend; api: the served-model backends).
 LM_EVAL = ["lm-eval[api,hf]>=0.4.13,<0.5"]
-TEST = ["pytest>=8", "hypothesis>=6", "playwright>=1.40"]
+TEST = ["pytest>=8", "pytest-xdist>=3.5", "hypothesis>=6", "playwright>=1.40"]
 # building the sdist and wheel (`python -m build`)
 DEV = TEST + ["build>=1.2"]
 

@@ -24,4 +24,6 @@ if [ -z "${CONTSTIM_RAW_DATA:-}${CONTSTIM_DATA_DIR:-}" ] && [ ! -d ../shared/dat
   export CONTSTIM_RAW_DATA="$PWD/.test-data"
 fi
 export CONTSTIM_OFFLINE=1
-.venv/bin/python -m pytest -q -p no:cacheprovider "$@"
+# On every core (pytest-xdist; $CONTSTIM_TEST_WORKERS sets how many, 0 for one process), a test
+# file per worker at a time so that its module fixtures are built once.
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "${CONTSTIM_TEST_WORKERS:-auto}" --dist loadfile "$@"

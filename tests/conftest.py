@@ -18,6 +18,12 @@ os.environ["CONTSTIM_DATASETS"] = str(_SESSION_TMP / "datasets")
 os.environ["CONTSTIM_CACHE"] = str(_SESSION_TMP / "raw-cache")
 os.environ["CONTSTIM_MODELS"] = str(_SESSION_TMP / "models")  # offline models converted once per session
 os.environ.setdefault("HF_DATASETS_CACHE", str(_SESSION_TMP / "hf-datasets-cache"))
+# Under pytest-xdist every worker is a process of its own (its own temporary folder, caches and
+# converted models); the cores are shared out between them, for torch and for the subprocesses
+# the tests start.
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    os.environ.setdefault("OMP_NUM_THREADS",
+                          str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
 
 
 import pytest  # noqa: E402
