@@ -51,6 +51,27 @@ def pytest_sessionfinish(session, exitstatus):
         shutil.rmtree(_SESSION_TMP, ignore_errors=True)
 
 
+SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
+"""Tests measured slow in a full run (tests/slow_tests.py writes it)."""
+SEQUENTIAL_MODULES = {"tests/test_readme.py"}
+"""Modules whose tests build on each other (the README's blocks share one work folder): slow as a
+whole when one of their tests is."""
+
+
+def pytest_collection_modifyitems(config, items):
+    """Mark the tests of :data:`SLOW_TESTS` ``slow`` (a line without ``::`` names a whole module: one
+    whose fixtures are slow to build, e.g. a real model converted), besides those marked in their
+    module, so that ``-m "not slow"`` is the quick loop."""
+    listed = {line.strip() for line in SLOW_TESTS.read_text(encoding="utf-8").splitlines()
+              if line.strip() and not line.startswith("#")}
+    sequential = {item.nodeid.partition("::")[0] for item in items
+                  if item.nodeid in listed and item.nodeid.partition("::")[0] in SEQUENTIAL_MODULES}
+    for item in items:
+        module = item.nodeid.partition("::")[0]
+        if item.nodeid in listed or module in listed or module in sequential:
+            item.add_marker(pytest.mark.slow)
+
+
 @pytest.fixture(scope="module")
 def datasets(tmp_path_factory):
     """A datasets folder of the test module's own ($CONTSTIM_DATASETS while the module runs),
