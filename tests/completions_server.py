@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import torch
+
+from served import in_thread
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -84,10 +85,5 @@ def completions_server(model_folder, *, mode: str = "ok", key: str | None = None
     model = AutoModelForCausalLM.from_pretrained(str(model_folder), dtype=torch.float32).eval()
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.state = {"model": model, "mode": mode, "key": key, "requests": 0}
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}/v1/completions", server.state
-    finally:
-        server.shutdown()
-        server.server_close()
+    with in_thread(server) as base:
+        yield f"{base}/v1/completions", server.state

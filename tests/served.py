@@ -1,5 +1,6 @@
-"""Helpers for tests that serve an exported experiment with the real server process
-(``contstim experiment serve``, waitress on 127.0.0.1) and talk to it over HTTP."""
+"""Helpers for tests that talk to a server over HTTP on 127.0.0.1: an exported experiment served by
+the real server process (``contstim experiment serve``, waitress), or an ``http.server`` of the
+test's own run in a thread of the test process (:func:`in_thread`)."""
 from __future__ import annotations
 
 import contextlib
@@ -7,6 +8,7 @@ import http.client
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -50,3 +52,16 @@ def serving(export_dir: Path, db: Path, *extra: str):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait(timeout=20)
+
+
+@contextlib.contextmanager
+def in_thread(server):
+    """Run ``server`` (an ``http.server`` server bound to 127.0.0.1) in a daemon thread until the
+    block ends; yields its base URL (``http://127.0.0.1:PORT``)."""
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()

@@ -3,19 +3,18 @@ verified by its git blob SHA-1 (what scripts/test.sh runs when no data folder is
 A local HTTP server serves a copy of the real data folder in the upstream URL layout."""
 from __future__ import annotations
 
-import contextlib
 import functools
 import os
 import shutil
 import subprocess
 import sys
-import threading
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
 
 from contstim_bench.data import sources
+from served import in_thread
 
 
 class _Quiet(SimpleHTTPRequestHandler):
@@ -23,16 +22,9 @@ class _Quiet(SimpleHTTPRequestHandler):
         pass
 
 
-@contextlib.contextmanager
 def serving(folder: Path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
+    """Serve the files of ``folder`` until the block ends; yields the base URL."""
+    return in_thread(ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(folder))))
 
 
 @pytest.fixture(scope="module")
