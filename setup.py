@@ -45,6 +45,7 @@ CORE = [
     "PyYAML>=6",
     "flask>=3",
     "waitress>=3",
+    "filelock>=3.12",  # one build of a dataset (data/load.py), one conversion of an offline model at a time
 ]
 SCORING = [
     TORCH,
@@ -53,7 +54,6 @@ SCORING = [
     "gguf>=0.17",
     "accelerate>=1.0",
     "sentencepiece>=0.2",
-    "filelock>=3.12",  # one conversion of an offline model at a time (scoring/offline.py)
 ]
 NGRAM = ["kenlm"]
 GENERATE = ["pulp>=3.0", "highspy>=1.7", "accelerate>=1.0"]

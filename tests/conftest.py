@@ -7,7 +7,15 @@ import os
 import tempfile
 from pathlib import Path
 
-_SESSION_TMP = Path(tempfile.mkdtemp(prefix="contstim-tests-"))
+_SHARED_TMP = "CONTSTIM_TESTS_SESSION_TMP"
+"""The run's folder, made by the first process (pytest, or pytest-xdist's controller) and handed
+to the xdist workers through the environment they inherit: the workers share the converted offline
+models, the built datasets and the score cache (each made once per run, under a file lock or by
+SQLite's locking), instead of one of each per worker."""
+_OWNER = not os.environ.get(_SHARED_TMP)
+if _OWNER:
+    os.environ[_SHARED_TMP] = tempfile.mkdtemp(prefix="contstim-tests-")
+_SESSION_TMP = Path(os.environ[_SHARED_TMP])
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -18,9 +26,8 @@ os.environ["CONTSTIM_DATASETS"] = str(_SESSION_TMP / "datasets")
 os.environ["CONTSTIM_CACHE"] = str(_SESSION_TMP / "raw-cache")
 os.environ["CONTSTIM_MODELS"] = str(_SESSION_TMP / "models")  # offline models converted once per session
 os.environ.setdefault("HF_DATASETS_CACHE", str(_SESSION_TMP / "hf-datasets-cache"))
-# Under pytest-xdist every worker is a process of its own (its own temporary folder, caches and
-# converted models); the cores are shared out between them, for torch and for the subprocesses
-# the tests start.
+# Under pytest-xdist every worker is a process of its own; the cores are shared out between them,
+# for torch and for the subprocesses the tests start.
 if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
     os.environ.setdefault("OMP_NUM_THREADS",
                           str(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
@@ -43,17 +50,18 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Remove the session's folder (converted offline models: about 1.8 GB, datasets, caches), so
-    that repeated runs do not fill the disk; CONTSTIM_KEEP_TEST_TMP=1 keeps it for inspection."""
+    """Remove the run's folder (converted offline models: about 1.8 GB, datasets, caches) in the
+    process that made it (after the xdist workers are done), so that repeated runs do not fill the
+    disk; CONTSTIM_KEEP_TEST_TMP=1 keeps it for inspection."""
     import shutil
 
-    if not os.environ.get("CONTSTIM_KEEP_TEST_TMP"):
+    if _OWNER and not os.environ.get("CONTSTIM_KEEP_TEST_TMP"):
         shutil.rmtree(_SESSION_TMP, ignore_errors=True)
 
 
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 """Tests measured slow in a full run (tests/slow_tests.py writes it)."""
-SEQUENTIAL_MODULES = {"tests/test_readme.py"}
+SEQUENTIAL_MODULES = {"tests/docs/test_readme.py"}
 """Modules whose tests build on each other (the README's blocks share one work folder): slow as a
 whole when one of their tests is."""
 
@@ -72,12 +80,26 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.slow)
 
 
+@pytest.fixture(scope="session")
+def built_contstim() -> Path:
+    """The contstim dataset, built once per run in the run's folder (under the package's build
+    lock, so the xdist workers build it once between them).  Tests never write there: they get
+    copies (:func:`datasets`)."""
+    from contstim_bench.data.load import dataset_folder
+
+    return dataset_folder("contstim", _SESSION_TMP / "built-datasets")
+
+
 @pytest.fixture(scope="module")
-def datasets(tmp_path_factory):
-    """A datasets folder of the test module's own ($CONTSTIM_DATASETS while the module runs),
-    built on first use.  A module that also needs its own score cache overrides this fixture
-    with one that requests it and sets $CONTSTIM_SCORE_CACHE."""
+def datasets(tmp_path_factory, built_contstim):
+    """A datasets folder of the test module's own ($CONTSTIM_DATASETS while the module runs) that
+    starts with a copy of the run's built contstim dataset (1.2 MB: a module may change or tamper
+    with its copy); other datasets are built there on first use.  A module that also needs its own
+    score cache overrides this fixture with one that requests it and sets $CONTSTIM_SCORE_CACHE."""
+    import shutil
+
     folder = tmp_path_factory.mktemp("datasets")
+    shutil.copytree(built_contstim, folder / built_contstim.name)
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("CONTSTIM_DATASETS", str(folder))
         yield folder

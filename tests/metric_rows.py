@@ -21,3 +21,21 @@ def metric_columns(trials, logprobs) -> dict[str, list]:
         trial_type=trials["trial_type"].tolist(),
         **{col: [None if v is None or v != v else v for v in trials[col]] for col in TARGETS},
     )
+
+
+def small_inputs() -> dict[str, list]:
+    """Six hand-made trials of two pairs (three participants) in the metric's input columns."""
+    return dict(
+        predictions=[2.0, -1.5, 2.0, -1.5, 2.0, -1.5],
+        references=[6, 2, 5, 1, 3, 4],
+        participant=["p1", "p1", "p2", "p2", "p3", "p3"],
+        group=[1] * 6,
+        pair_id=["a", "b"] * 3,
+        sentence1=["I saw it.", "It was late."] * 3,
+        sentence2=["Saw I it.", "Late it was."] * 3,
+        trial_type=["synthetic_vs_synthetic"] * 6,
+        sentence1_accept_model=["m"] * 6,
+        sentence1_reject_model=["-"] * 6,
+        sentence2_accept_model=[""] * 6,
+        sentence2_reject_model=["m"] * 6,
+    )

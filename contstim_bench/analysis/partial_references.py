@@ -12,7 +12,7 @@ families (a family is a condition's panel), the same head-to-head trial selectio
 
 :func:`evaluate_with_partial_references` returns what
 :func:`.evaluation.evaluate_with_panels` returns; with references that score every sentence it
-returns exactly the same (``tests/test_rounds.py`` checks this on the pll experiment).
+returns exactly the same (``tests/benchmarks/test_rounds.py`` checks this on the pll experiment).
 """
 from __future__ import annotations
 

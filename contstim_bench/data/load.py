@@ -38,10 +38,23 @@ def dataset_folder(
             raise FileNotFoundError(
                 f"dataset {name!r} is not built in {root}; run `contstim data build --out {root}`"
             )
-        build(name, root, source=source)
+        _build_once(name, root, source)
     if verify:
         verify_dataset(folder)
     return folder
+
+
+def _build_once(name: str, root: Path, source) -> None:
+    """Build dataset ``name`` into ``root`` unless another process has built it meanwhile: one
+    process at a time (a file lock beside it), so that the processes of a data-parallel launch, or
+    two commands started together on a fresh machine, build it once and never replace a folder
+    another one is reading."""
+    from filelock import FileLock
+
+    root.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(root / f".{name}.lock")):
+        if not (root / name / FINGERPRINT_FILE).exists():
+            build(name, root, source=source)
 
 
 def fingerprint(name: str, datasets_dir: str | os.PathLike | None = None) -> str:

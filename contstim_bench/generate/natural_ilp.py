@@ -59,7 +59,7 @@ every constraint, does not increase the cost, and reduces the number of assignme
 lists: a contradiction.  Hence restricting ``x[s, t]`` to ``s in C_t`` keeps the optimum.  For 9
 models and K = 10 this is at most 72 x 720 = 51,840 binaries, whatever the pool size.
 
-``tests/test_natural_ilp.py`` checks the optimum against brute-force enumeration of the literal
+``tests/generate/test_natural_ilp.py`` checks the optimum against brute-force enumeration of the literal
 formulation (every injective assignment of sentences to trial members) on small random pools.
 """
 from __future__ import annotations

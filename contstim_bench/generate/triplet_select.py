@@ -24,7 +24,7 @@ one of two criteria:
     published ``..._best10.csv``: the published choice is optimal for every one of the 36
     model pairs and identical to ours wherever the optimum is unique (33 pairs; in the other
     three several selections tie, and CBC returns 351 of the 360 published triplets, HiGHS
-    357; see ``tests/test_triplet_select.py``).  Eq. 4 selects only 127 of the same 360.
+    357; see ``tests/generate/test_triplet_select.py``).  Eq. 4 selects only 127 of the same 360.
 
 Bins ("deciles"): by default, as upstream, ``pandas.qcut`` of each model's ``lp_N`` over the
 pair's candidate triplets; given the columns ``p_N_given_m1_decile``/``p_N_given_m2_decile``,

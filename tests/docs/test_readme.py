@@ -1,0 +1,182 @@
+"""Every code block of the README runs, in order, as a user would run it (or says why it cannot).
+
+Each fenced block of ``README.md`` is preceded by a marker comment (invisible on GitHub):
+
+- ``<!-- readme-test: run [timeout=S] [before="CMD"] [sub="OLD => NEW ;; ..."] [drop="TEXT ;; ..."] -->``:
+  a ``bash`` block runs in ``bash -euo pipefail``, a ``python`` block with this interpreter, in one
+  work folder shared by every block (later blocks use what earlier ones wrote), with the offline
+  models and the tests' caches.  ``before`` runs first (to create an input file the block names),
+  ``sub`` replaces placeholders (e.g. a Hub model that cannot be downloaded here by an offline one),
+  ``$CONTSTIM_README_ROOT`` in ``before`` is the repository (for the tests' data generators),
+  ``$CONTSTIM_README_DATA`` the raw data folder the package reads (``$CONTSTIM_RAW_DATA``, else
+  ``../shared/data``),
+  ``drop`` removes the commands containing TEXT (with their continuation lines);
+- ``<!-- readme-test: output -->`` on a ``text`` block: every non-blank line of it must appear, in
+  order and exactly (trailing spaces aside), in what the last ``run`` block printed, so the test
+  fails when a shown output changes;
+- ``<!-- readme-test: skip REASON -->``: not run here, and why (downloads, hours of compute, a
+  server that runs until stopped); the reason is required.
+
+A block without a marker fails the test: a new example is either run or explained.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+README = ROOT / "README.md"
+FENCE = re.compile(r"^```(\w*)\s*$")
+MARKER = re.compile(r"^<!-- readme-test: (run|output|skip)\b(.*?)-->\s*$")
+OPTION = re.compile(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)')
+
+
+@dataclass
+class Block:
+    line: int  # 1-based line of the opening fence
+    lang: str
+    code: str
+    kind: str | None  # run, output, skip (None: unmarked)
+    options: dict = field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def id(self) -> str:
+        return f"L{self.line}-{self.kind or 'unmarked'}-{self.lang or 'text'}"
+
+
+def blocks(text: str) -> list[Block]:
+    """The fenced blocks of ``text`` with their markers (the last non-blank line before the fence)."""
+    lines = text.splitlines()
+    out, i = [], 0
+    while i < len(lines):
+        m = FENCE.match(lines[i])
+        if not m:
+            i += 1
+            continue
+        start, lang = i, m.group(1)
+        j = i + 1
+        while j < len(lines) and not lines[j].startswith("```"):
+            j += 1
+        prev = start - 1
+        while prev >= 0 and not lines[prev].strip():
+            prev -= 1
+        marker = MARKER.match(lines[prev]) if prev >= 0 else None
+        kind, options, reason = None, {}, ""
+        if marker:
+            kind, rest = marker.group(1), marker.group(2).strip()
+            if kind == "skip":
+                reason = rest
+            else:
+                for key, value in OPTION.findall(rest):
+                    options[key] = value[1:-1].replace('\\"', '"') if value.startswith('"') else value
+        out.append(Block(start + 1, lang, "\n".join(lines[start + 1:j]) + "\n", kind, options, reason))
+        i = j + 1
+    return out
+
+
+BLOCKS = blocks(README.read_text(encoding="utf-8"))
+
+
+def _drop(code: str, texts: list[str]) -> str:
+    """``code`` without the commands containing any of ``texts`` (a command: a line and the lines
+    its trailing backslashes continue onto)."""
+    out, lines, i = [], code.splitlines(), 0
+    while i < len(lines):
+        command = [lines[i]]
+        while command[-1].rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            command.append(lines[i])
+        if not any(t in "\n".join(command) for t in texts):
+            out += command
+        i += 1
+    return "\n".join(out) + "\n"
+
+
+def prepared(block: Block) -> str:
+    code = block.code
+    for pair in filter(None, (p.strip() for p in block.options.get("sub", "").split(";;"))):
+        old, _, new = pair.partition("=>")
+        old, new = old.strip(), new.strip()
+        assert old in code, f"README line {block.line}: sub {old!r} not found in the block"
+        code = code.replace(old, new)
+    drops = [t.strip() for t in block.options.get("drop", "").split(";;") if t.strip()]
+    if drops:
+        for t in drops:
+            assert t in code, f"README line {block.line}: drop {t!r} not found in the block"
+        code = _drop(code, drops)
+    return code
+
+
+def test_every_block_is_marked():
+    unmarked = [f"README.md line {b.line} ({b.lang or 'text'})" for b in BLOCKS if b.kind is None]
+    assert not unmarked, ("code blocks without a `<!-- readme-test: run|output|skip REASON -->` marker: "
+                          + "; ".join(unmarked))
+    no_reason = [b.line for b in BLOCKS if b.kind == "skip" and len(b.reason) < 10]
+    assert not no_reason, f"skipped blocks must say why (README lines {no_reason})"
+    orphans = [b.line for k, b in enumerate(BLOCKS) if b.kind == "output"
+               and not any(a.kind == "run" for a in BLOCKS[:k])]
+    assert not orphans, f"output blocks with no run block before them (README lines {orphans})"
+
+
+@pytest.fixture(scope="module")
+def work(tmp_path_factory):
+    """The README's working folder and environment: the package's commands on PATH, offline, its
+    own datasets folder (the README builds an extra one with a main-experiment file), the tests'
+    score cache and converted offline models, one thread per process."""
+    folder = tmp_path_factory.mktemp("readme")
+    env = dict(os.environ)
+    env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")
+    env["CONTSTIM_DATASETS"] = str(folder / ".datasets")
+    from contstim_bench.data.sources import local_data_dir
+
+    data = local_data_dir()
+    assert data is not None and data.is_dir(), "the raw data folder: set $CONTSTIM_RAW_DATA or put it at ../shared/data"
+    env.update(OMP_NUM_THREADS="1", MKL_NUM_THREADS="1", PYTHONUNBUFFERED="1", CONTSTIM_README_ROOT=str(ROOT),
+               CONTSTIM_README_DATA=str(data))
+    return {"dir": folder, "env": env, "last_output": None}
+
+
+def _run(cmd: list[str], work: dict, timeout: float, what: str) -> str:
+    proc = subprocess.run(cmd, cwd=work["dir"], env=work["env"], capture_output=True, text=True, timeout=timeout)
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, f"{what} failed with exit code {proc.returncode}:\n{output[-6000:]}"
+    return output
+
+
+@pytest.mark.parametrize("block", [b for b in BLOCKS if b.kind in ("run", "output")], ids=lambda b: b.id)
+def test_readme_block(block: Block, work):
+    if block.kind == "output":
+        expected = [ln.rstrip() for ln in block.code.splitlines() if ln.strip()]
+        assert work["last_output"] is not None, f"README line {block.line}: the block it shows did not run"
+        shown = [ln.rstrip() for ln in work["last_output"].splitlines()]
+        k = 0
+        for ln in shown:
+            if k < len(expected) and ln == expected[k]:
+                k += 1
+        assert k == len(expected), (f"README line {block.line}: the shown output differs from what the command "
+                                    f"printed; first line not found in order: {expected[k]!r}\n"
+                                    f"--- printed ---\n{work['last_output'][-6000:]}")
+        return
+    work["last_output"] = None
+    timeout = float(block.options.get("timeout", 600))
+    if "before" in block.options:
+        _run(["bash", "-euo", "pipefail", "-c", block.options["before"]], work, timeout,
+             f"README line {block.line} (before)")
+    code = prepared(block)
+    if block.lang == "python":
+        script = work["dir"] / f"readme_{block.line}.py"
+        script.write_text(code, encoding="utf-8")
+        cmd = [sys.executable, str(script)]
+    elif block.lang in ("bash", "sh", "shell"):
+        cmd = ["bash", "-euo", "pipefail", "-c", code]
+    else:
+        pytest.fail(f"README line {block.line}: cannot run a {block.lang or 'text'} block")
+    work["last_output"] = _run(cmd, work, timeout, f"README line {block.line}: {shlex.quote(code[:200])}")
