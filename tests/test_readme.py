@@ -5,15 +5,17 @@ The pages run in one deterministic order: ``README.md`` first, then the ``docs/*
 :data:`PAGES` in its order (a page's blocks use files that the blocks of earlier pages wrote, e.g.
 ``models/trigram.arpa`` from the README's Compare section, ``results/smollm2-135m.json`` from its
 Evaluate section, ``sentences.txt`` and ``corpus.txt`` from ``docs/models.md``), then any other
-``docs/*.md`` page in alphabetical order; within a page, top to bottom.  A test id names the file
-and the line of the opening fence, e.g. ``docs/models.md:L17-run-bash``.
+``docs/*.md`` page in alphabetical order; within a page, top to bottom
+(:func:`test_blocks_run_after_the_blocks_whose_files_they_use` checks this order for the files of
+:data:`SHARED_FILES`).  A test id names the file and the line of the opening fence, e.g.
+``docs/models.md:L17-run-bash``.
 
 Each fenced block is preceded by a marker comment (invisible on GitHub):
 
 - ``<!-- readme-test: run [timeout=S] [before="CMD"] [sub="OLD => NEW ;; ..."] [drop="TEXT ;; ..."] -->``:
   a ``bash`` block runs in ``bash -euo pipefail``, a ``python`` block with this interpreter, in one
-  work folder shared by every block of every page (later blocks use what earlier ones wrote), with the offline
-  models and the tests' caches.  ``before`` runs first (to create an input file the block names),
+  work folder shared by every block of every page (later blocks use what earlier ones wrote), with
+  the offline models and the tests' caches.  ``before`` runs first (to create an input file the block names),
   ``sub`` replaces placeholders (e.g. a Hub model that cannot be downloaded here by an offline one),
   ``$CONTSTIM_README_ROOT`` in ``before`` is the repository (for the tests' data generators),
   ``$CONTSTIM_README_DATA`` the raw data folder the package reads (``$CONTSTIM_RAW_DATA``, else
@@ -39,7 +41,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "contstim_bench").is_dir())
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
 PAGES = ("evaluate.md", "report.md", "models.md", "large-models.md", "datasets.md", "plausibility-blimp.md",
