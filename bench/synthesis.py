@@ -1,7 +1,7 @@
 """Synthetic-sentence search (issue 16): the lazy search against the plain shortlist search, in
-one run, on SmolLM2-135M vs a KenLM trigram (the README's worked example).
+one run, on SmolLM2-135M vs a KenLM trigram (the worked example of docs/generation.md).
 
-The trigram is trained here as the README does (``contstim train ngram --order 3``, its default
+The trigram is trained here as docs/generation.md does (``contstim train ngram --order 3``, its default
 corpus: the held-out ``train`` part of the contstim synthesis pool).  Start sentences are drawn
 from the default pool of ``contstim generate synthetic`` (the ``start`` part) with ``--seed`` as
 the command draws them, each job with the runner's job seed; ``--vocabulary-size`` keeps the

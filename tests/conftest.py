@@ -62,7 +62,7 @@ def pytest_sessionfinish(session, exitstatus):
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 """Tests measured slow in a full run (tests/slow_tests.py writes it)."""
 SEQUENTIAL_MODULES = {"tests/docs/test_readme.py"}
-"""Modules whose tests build on each other (the README's blocks share one work folder): slow as a
+"""Modules whose tests build on each other (the blocks of README.md and docs/*.md share one work folder): slow as a
 whole when one of their tests is."""
 
 

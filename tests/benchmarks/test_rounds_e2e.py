@@ -1,4 +1,4 @@
-"""The whole loop of a new benchmark round, on real data with the offline models, as the README
+"""The whole loop of a new benchmark round, on real data with the offline models, as docs/rounds.md
 shows it: candidate SmolLM2 against references precomputed:gpt2, precomputed:roberta and a trigram
 trained on the held-out corpus -> natural and synthetic pairs -> design -> export -> serve -> 20
 simulated participants whose choices follow Gemma-3-270m (a model no step of the generation saw)
@@ -91,7 +91,7 @@ def loop(tmp_path_factory):
         (root / "board" / f"{model}.{ROUND}.json").write_bytes(src.read_bytes())
     out["leaderboard"] = run(["leaderboard", "build", "--results", str(root / "board"), "--out", str(root / "site"),
                               "--datasets", str(root / "datasets")])
-    if os.environ.get("CONTSTIM_SHOW_LOOP"):  # the README's output: CONTSTIM_SHOW_LOOP=1 pytest -s ...
+    if os.environ.get("CONTSTIM_SHOW_LOOP"):  # docs/rounds.md's output: CONTSTIM_SHOW_LOOP=1 pytest -s ...
         print(json.dumps(out, indent=1, default=str))
     return out
 

@@ -1,8 +1,8 @@
 """``contstim evaluate`` end to end with a causal model: the default-model wiring (the short name
 ``smollm2-135m`` resolved to a tiny random Llama built here, so no 135M model runs in the
 tests), result file and provenance, the comparison table checked against an independent
-computation, API == CLI, the second run served from the score cache, and the README's
-evaluate-module example with a model the user scores themselves."""
+computation, API == CLI, the second run served from the score cache, and the
+evaluate-module example of docs/evaluate.md with a model the user scores themselves."""
 from __future__ import annotations
 
 import importlib.metadata
@@ -25,7 +25,7 @@ from contstim_bench.scoring import offline  # noqa: E402
 
 START = offline.OFFLINE_MODELS[DEFAULT_MODEL].start_token  # "<|endoftext|>"
 
-README_EXAMPLE = '''
+DOCS_EXAMPLE = '''
 import evaluate
 
 import contstim_bench
@@ -50,7 +50,7 @@ for condition, s in scores.items():
           f"(noise ceiling {s['accuracy_noise_ceiling']['lower']:.3f}-{s['accuracy_noise_ceiling']['upper']:.3f}), "
           f"SRCS {s['srcs']:.3f}")
 '''
-"""The README's worked example (evaluate-module route): keep the two identical."""
+"""The worked example of docs/evaluate.md (evaluate-module route): keep the two identical."""
 
 
 def _tiny_causal_lm(folder, sentences):
@@ -300,8 +300,8 @@ def test_api_bad_input(env, kwargs, exc, message):
         contstim_bench.evaluate_model(**{"datasets_dir": env["datasets"], **kwargs})
 
 
-def test_readme_evaluate_module_example(env, first_run, capsys, monkeypatch):
-    """The README example as written (``smollm2-135m`` is the tiny model here), scored afresh with
+def test_docs_evaluate_module_example(env, first_run, capsys, monkeypatch):
+    """The example of docs/evaluate.md as written (``smollm2-135m`` is the tiny model here), scored afresh with
     an empty score cache, gives the numbers of ``contstim evaluate`` for the same model."""
     monkeypatch.setenv("CONTSTIM_DATASETS", str(env["datasets"]))
     monkeypatch.setenv("CONTSTIM_SCORE_CACHE", str(env["root"] / "readme-scores.sqlite"))
@@ -309,7 +309,7 @@ def test_readme_evaluate_module_example(env, first_run, capsys, monkeypatch):
     torch.set_num_threads(1)  # the CLI run used --threads 1
     namespace: dict = {}
     try:
-        exec(compile(README_EXAMPLE, "README example", "exec"), namespace)
+        exec(compile(DOCS_EXAMPLE, "docs/evaluate.md example", "exec"), namespace)
     finally:
         torch.set_num_threads(threads)
     scores, lp = namespace["scores"], namespace["lp"]
@@ -324,9 +324,10 @@ def test_readme_evaluate_module_example(env, first_run, capsys, monkeypatch):
             assert s[key] == pytest.approx(package[cond][key], abs=1e-6), (cond, key)
         assert s["accuracy_noise_ceiling"] == package[cond]["accuracy_noise_ceiling"]
         assert f"{cond:<24} accuracy {s['accuracy']:.3f}" in printed
-    readme = (contstim_bench.repo_root() or env["root"]) / "README.md"
-    if readme.is_file():
-        assert README_EXAMPLE.strip() in readme.read_text(encoding="utf-8"), "README example differs from the tested one"
+    page = (contstim_bench.repo_root() or env["root"]) / "docs" / "evaluate.md"
+    if page.is_file():
+        assert DOCS_EXAMPLE.strip() in page.read_text(encoding="utf-8"), \
+            "the example of docs/evaluate.md differs from the tested one"
 
 
 def test_score_sentences(env, first_run, tmp_path):

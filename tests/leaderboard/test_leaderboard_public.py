@@ -1,7 +1,7 @@
 """A leaderboard that runs in public: what a submitter controls (the result file, its model spec)
 cannot make the maintainer's machine read and publish its files, contact an address, or list a
 twin of a verified model; the identity on the board is the one re-scoring proved; an unverified
-file never blocks a verified one.  Each test names the guarantee of the README's threat model."""
+file never blocks a verified one.  Each test names the guarantee of the threat model in docs/leaderboard.md."""
 from __future__ import annotations
 
 import copy

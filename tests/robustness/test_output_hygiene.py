@@ -1,5 +1,5 @@
-"""What a new user's first commands leave behind: every default output folder of the README's
-commands is ignored by git, and the set-up script filters setuptools' editable-install banner."""
+"""What a new user's first commands leave behind: every default output folder of the commands of the
+README and the docs/ pages is ignored by git, and the set-up script filters setuptools' editable-install banner."""
 from __future__ import annotations
 
 import re
@@ -29,8 +29,8 @@ def test_default_outputs_are_ignored(git_checkout):
     result = default_output("smollm2-135m")
     assert str(result) == "results/smollm2-135m.json"
     paths = [str(result), str(default_plots_dir(result) / "pll_accuracy.png"), "results/roberta/contstim.pll.json"]
-    # the output folders and files of every command line of the README
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    # the output folders and files of every command line of the README and the docs/ pages
+    readme = "\n".join(p.read_text(encoding="utf-8") for p in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))])
     shown = re.findall(r"--(?:output|out|plots) ([\w./-]+)", readme)
     assert len(shown) > 15
     for target in shown:  # folders, and files inside folders (a file name at the top is the user's choice)

@@ -73,7 +73,7 @@ def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
                       f"open(sys.argv[1] + f'.{{p.index}}', 'w').write(f'rank {{p.index}} of {{p.count}} saw {{every}}')\n",
                       encoding="utf-8")
     # accelerate launch --multi_gpu runs torchrun underneath: on a machine without GPUs it starts
-    # two CPU processes as well (the README says so); --cpu would start one
+    # two CPU processes as well (docs/large-models.md says so); --cpu would start one
     accelerate = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2"]
     for attempt, launcher in enumerate([[*LAUNCH, "2"]] * 3 + [accelerate]):
         out = tmp_path / f"launch{attempt}"
