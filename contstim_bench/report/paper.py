@@ -159,33 +159,54 @@ def _labels(condition: str, failure: dict) -> tuple[str, str]:
     return "s1", "s2"
 
 
-def _table_html(rows: list[dict]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
+TOKEN_COLUMNS = ("model", "pairs", "accepted has more tokens", "equal token counts", "rejected has more tokens",
+                 "model ties", "p", "q (BH)")
+
+
+def token_count_rows(item: dict) -> list[dict]:
+    """Table S2: one row per model; p and q as the paper prints them (4 decimals, "< 0.0001"),
+    a star on q < .05."""
+    def p_text(p):
+        return "" if p is None else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+    return [{"model": r["model"] + ("" if r["selection"] == "targeted" else " (every synthetic pair)"),
+             "pairs": r["n_pairs"], "accepted has more tokens": r["accepted_more"], "equal token counts": r["equal"],
+             "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": p_text(r["p"]),
+             "q (BH)": p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
+             "_bold": {"q (BH)": r["significant"]}} for r in item["data"]["rows"]]
+
+
+TABLES = {"failures": (failure_rows, TABLE_COLUMNS), "token_counts": (token_count_rows, TOKEN_COLUMNS)}
+"""Report item kinds drawn as tables: kind -> (rows of the item, columns)."""
+
+
+def _table_html(rows: list[dict], columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for r in rows:
         cells = []
-        for c in TABLE_COLUMNS:
+        for c in columns:
             text = html.escape(_fmt(r[c]))
             cells.append(f"<td><b>{text}</b></td>" if r["_bold"].get(c) else f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _table_markdown(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
+def _table_markdown(rows: list[dict], columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in TABLE_COLUMNS]
+        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in columns]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def _write_table(rows: list[dict], out: Path, stem: str) -> list[Path]:
+def _write_table(rows: list[dict], out: Path, stem: str, columns: tuple[str, ...] = TABLE_COLUMNS) -> list[Path]:
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS), extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in TABLE_COLUMNS} for row in rows)
-    md_path.write_text(_table_markdown(rows), encoding="utf-8")
+        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in columns} for row in rows)
+    md_path.write_text(_table_markdown(rows, columns), encoding="utf-8")
     return [csv_path, md_path]
 
 
@@ -220,10 +241,11 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
     sections = []
     for item in report["items"]:
         stem = f"{exp}_{item['id']}"
-        if item["kind"] == "failures":
-            rows = failure_rows(item)
-            paths += _write_table(rows, out, stem)
-            body = _table_html(rows) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
+        if item["kind"] in TABLES:
+            make_rows, columns = TABLES[item["kind"]]
+            rows = make_rows(item)
+            paths += _write_table(rows, out, stem, columns)
+            body = _table_html(rows, columns) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
                                         f'<a href="{stem}.md">Markdown</a></p>')
         else:
             paths += save_figure(FIGURES[item["kind"]](item), out, stem, formats)
