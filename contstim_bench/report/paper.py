@@ -115,6 +115,49 @@ def features_figure(item: dict):
     return fig
 
 
+def _synthesis_axes(ax, data: dict, key: str) -> None:
+    """One panel of Fig. 2 in ``key`` coordinates ("percentile" or "logprob")."""
+    m1, m2 = data["models"]
+    t = data["triplet"]
+    nat = np.array(data["natural"][key])
+    ax.scatter(nat[:, 0], nat[:, 1], s=14, facecolors="none", edgecolors="0.45", linewidths=0.7,
+               label="natural sentences (start sentences of the run)")
+    colors = {"S1": "#1f77b4", "S2": "#d62728"}
+    for which, what in (("S1", f"S1: keeps {m1}, lowers {m2}"), ("S2", f"S2: keeps {m2}, lowers {m1}")):
+        path = np.array(t[f"path_{which}"][key])
+        ax.plot(path[:, 0], path[:, 1], "-", color=colors[which], lw=1.0, marker="o", ms=3, alpha=0.8,
+                label=f"search path to {which} (one dot per word replacement)")
+        ax.scatter(path[-1, 0], path[-1, 1], s=70, color=colors[which], edgecolors="black", zorder=5, label=what)
+    ax.scatter(*t["path_S1"][key][0], s=110, facecolors="white", edgecolors="black", linewidths=1.4, zorder=6,
+               label="start sentence N")
+    unit = "p(sentence) percentile" if key == "percentile" else "log p(sentence), nats"
+    ax.set_xlabel(f"{m1}: {unit}", fontsize=8)
+    ax.set_ylabel(f"{m2}: {unit}", fontsize=8)
+    ax.tick_params(labelsize=7)
+    if key == "percentile":
+        ax.set_xlim(-2, 102)
+        ax.set_ylim(-2, 102)
+        ax.set_aspect("equal")
+
+
+def synthesis_figure(item: dict):
+    """Fig. 2: natural sentences (small open dots), the start sentence (big open dot), the two
+    synthetic sentences (closed dots) and the search's path to each (lines, small dots), in
+    percentiles (left, as in the paper) and in log-probabilities (right); a key for every mark and
+    the three sentences below."""
+    plt = pyplot()
+    data = item["data"]
+    t = data["triplet"]
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.2))
+    for ax, key in zip(axes, ("percentile", "logprob")):
+        _synthesis_axes(ax, data, key)
+    axes[1].legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.suptitle(item["title"], fontsize=10)
+    fig.text(0.02, 0.01, f"N: {t['N']}\nS1: {t['S1']}\nS2: {t['S2']}", fontsize=8, va="bottom")
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    return fig
+
+
 # ------------------------------------------------------------------------------- tables
 TABLE_COLUMNS = ("model", "other", "accuracy", "sentence", "log p (model 1)", "log p (model 2)", "human choices")
 
@@ -219,6 +262,7 @@ FIGURES = {
     "accept_reject": accept_reject_figure,
     "panel": panel_figure,
     "features": features_figure,
+    "synthesis": synthesis_figure,
 }
 
 
