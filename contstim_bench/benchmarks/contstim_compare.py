@@ -33,10 +33,9 @@ from ..analysis.panel import Evaluator, condition_panel
 from ..analysis.selection import CONDITIONS, condition, condition_mask
 from ..analysis.trials import prepare_trials
 from ..provenance import provenance
+from ..results.files import COMPARISON_FORMAT as FORMAT, COMPARISON_FORMAT_VERSION as FORMAT_VERSION
+from ..results.schema import validate_result
 from .contstim import DATASET, load_experiment
-
-FORMAT = "contstim-bench-comparison"
-FORMAT_VERSION = 1
 
 
 def experiment_trials(experiment: str, datasets_dir: str | os.PathLike | None = None):
@@ -133,7 +132,7 @@ def compare_logprobs(
             "head_to_head": matches,
             "agreement": agree,
         }
-    return {
+    out = {
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "experiment": experiment,
@@ -142,3 +141,5 @@ def compare_logprobs(
         "conditions": out_conditions,
         "provenance": provenance(fp),
     }
+    validate_result(out)  # the one validator knows every file the package writes
+    return out

@@ -18,6 +18,9 @@ human data supports (each item: ``id``, ``kind``, ``title``, ``caption``, ``data
 - ``T1``, ``T2``, ``T3`` each model's most severe failure on controversial natural, synthetic
   and natural-vs-synthetic pairs.
 
+Both experiments: ``TS2``, the token-count control (:mod:`.contstim_golan`), for the reference
+models whose tokenizer loads (from the Hugging Face cache offline).
+
 ``pll`` experiment: ``S4`` (head-to-head on its synthetic pairs), ``S8b`` and ``TS1`` (each PLL
 read-out's most severe failure).
 
@@ -27,6 +30,7 @@ human trials; no model runs.  Ties among the most severe failures are broken wit
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import asdict
 
 import pyarrow.parquet as pq
@@ -40,6 +44,7 @@ from ..analysis.trials import prepare_trials
 from ..study import MODEL_DESCRIPTIONS
 from .contstim import DATASET, load_experiment
 from .contstim_compare import compare_logprobs
+from .contstim_golan import TokenCounter, reference_logprobs, reference_token_counters, token_count_item
 
 READOUTS = {"bert": "bert_has_a_mouth", "roberta": "roberta_has_a_mouth", "electra": "electra_has_a_mouth"}
 """Masked model -> its PLL read-out (``*_has_a_mouth`` in the source files)."""
@@ -79,12 +84,33 @@ def _failures(frame, ratios, refs, models, cond_key, seed) -> list[dict]:
     return rows
 
 
+def _token_counts(experiment: str, datasets_dir, counters: Mapping[str, TokenCounter] | None,
+                  skipped: dict[str, str]) -> dict | None:
+    """Item TS2, or None with the reason in ``skipped``."""
+    logprobs = reference_logprobs(experiment, datasets_dir)
+    missing: dict[str, str] = {}
+    if counters is None:
+        counters, missing = reference_token_counters(logprobs)
+    counters = {m: c for m, c in counters.items() if m in logprobs}
+    if not counters:
+        skipped["TS2"] = ("no reference tokenizer could be loaded" + (f": {'; '.join(sorted(set(missing.values())))}"
+                                                                      if missing else ""))
+        return None
+    item = token_count_item(experiment, logprobs, counters, datasets_dir)
+    if missing:
+        item["caption"] += f" Not tested (tokenizer not available): {', '.join(missing)}."
+    return item
+
+
 def paper_report(experiment: str, datasets_dir: str | os.PathLike | None = None, seed: int = 0,
-                 source: str | os.PathLike | None = None) -> dict:
+                 source: str | os.PathLike | None = None,
+                 token_counters: Mapping[str, TokenCounter] | None = None) -> dict:
     """Every figure and table of the paper that ``experiment``'s data supports (module docstring).
 
     ``source``: the raw-data folder for the sentence features of Fig. S7 (default resolution
-    otherwise).  FileNotFoundError when the experiment's human data is not built.
+    otherwise); ``token_counters``: reference model -> token counter for Table S2 (default: the
+    paper's Hugging Face tokenizers where they load, :func:`.contstim_golan.reference_token_counters`).
+    FileNotFoundError when the experiment's human data is not built.
     """
     trials, refs = load_experiment(experiment, datasets_dir)
     models = list(refs)
@@ -198,6 +224,9 @@ def paper_report(experiment: str, datasets_dir: str | os.PathLike | None = None,
                                "the approximate log-likelihood of the same network.",
                                {"condition": "synthetic_vs_synthetic",
                                 "rows": _failures(frame, ratios, refs, readouts, "synthetic_vs_synthetic", seed)}))
+    token_counts = _token_counts(experiment, datasets_dir, token_counters, skipped)
+    if token_counts is not None:
+        items.append(token_counts)
     return {
         "experiment": experiment,
         "unit": unit,

@@ -16,9 +16,9 @@ from .._version import __version__
 from ..provenance import provenance
 from ..plausibility.glmm import fit_glmm, trials_frame
 from ..plausibility.metrics import EXPERIMENT1_SUBSETS, experiment1_pairs, pair_hit_vector
+from ..results.files import GLMM_FORMAT, GLMM_FORMAT_VERSION
 from .plausibility import DATASET, FORMAT, limit_pairs
 
-GLMM_FORMAT = "contstim-bench-plausibility-glmm"
 DEFAULT_SUBSETS = ("eventsadapt_ai", "eventsadapt_aa")
 """EventsAdapt: the subsets with both voices (DTFit is active only)."""
 
@@ -100,8 +100,9 @@ def run_glmm(
     trials = trials_frame(pairs, hits, levels)
     trials = trials[trials.subset.isin(list(subsets))].reset_index(drop=True)
     fit = fit_glmm(trials, list(factors), voice=voice)
-    return {
+    report = {
         "format": GLMM_FORMAT,
+        "format_version": GLMM_FORMAT_VERSION,
         "paper": "Kauf et al. 2024, Appendix D",
         "package_version": __version__,
         "dataset_fingerprint": fp,
@@ -113,6 +114,10 @@ def run_glmm(
         "glmm": fit,
         "provenance": provenance(fp),
     }
+    from ..results.schema import validate_result
+
+    validate_result(report)  # the one validator knows every file the package writes
+    return report
 
 
 def write_glmm(report: dict, path: str | os.PathLike) -> Path:

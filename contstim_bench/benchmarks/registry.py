@@ -38,6 +38,34 @@ def rounds(datasets_dir=None) -> dict[str, Benchmark]:
     return {ident: ContstimRound.from_folder(folder) for ident, folder in discover_rounds(datasets_dir).items()}
 
 
+def build_status(bench: Benchmark, datasets_dir=None) -> tuple[bool, str | None]:
+    """``(built, note)``: whether ``bench`` can be evaluated from the datasets folder
+    (``datasets_dir``, default ``$CONTSTIM_DATASETS``) as it is, and what is missing with the
+    command that builds it (``contstim``, every experiment, is built when one experiment is; the
+    note names the others).  Looks at the files only: verifies nothing, builds nothing."""
+    from pathlib import Path
+
+    from ..data.paths import default_datasets_dir
+    from ..data.writer import FINGERPRINT_FILE
+
+    if not isinstance(bench, (ContstimExperiment, DatasetBenchmark)):
+        return True, None  # a round of the benchmark: found in the datasets folder, so built
+    root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
+    folder = root / bench.dataset
+    if not (folder / FINGERPRINT_FILE).exists():
+        return False, f"not built: contstim data build --only {bench.dataset} --out {root}"
+    if not isinstance(bench, ContstimExperiment):
+        return True, None
+    wanted = bench.experiments or EXPERIMENTS
+    missing = [e for e in wanted if not (folder / "trials" / f"{e}.parquet").exists()]
+    if not missing:
+        return True, None
+    how = (f"contstim data build --only contstim --out {root} --main-results FILE (the main experiment's results "
+           "file; see the dataset card)" if missing == ["main"] else "see the dataset card")
+    note = f"no human data of the {', '.join(missing)} experiment: {how}"
+    return len(missing) < len(wanted) and bench.experiments is None, note
+
+
 def identifiers(datasets_dir=None) -> list[str]:
     """Every benchmark identifier, in registry order, then the rounds found in ``datasets_dir``."""
     return list(BENCHMARKS) + list(rounds(datasets_dir))

@@ -115,6 +115,49 @@ def features_figure(item: dict):
     return fig
 
 
+def _synthesis_axes(ax, data: dict, key: str) -> None:
+    """One panel of Fig. 2 in ``key`` coordinates ("percentile" or "logprob")."""
+    m1, m2 = data["models"]
+    t = data["triplet"]
+    nat = np.array(data["natural"][key])
+    ax.scatter(nat[:, 0], nat[:, 1], s=14, facecolors="none", edgecolors="0.45", linewidths=0.7,
+               label="natural sentences (start sentences of the run)")
+    colors = {"S1": "#1f77b4", "S2": "#d62728"}
+    for which, what in (("S1", f"S1: keeps {m1}, lowers {m2}"), ("S2", f"S2: keeps {m2}, lowers {m1}")):
+        path = np.array(t[f"path_{which}"][key])
+        ax.plot(path[:, 0], path[:, 1], "-", color=colors[which], lw=1.0, marker="o", ms=3, alpha=0.8,
+                label=f"search path to {which} (one dot per word replacement)")
+        ax.scatter(path[-1, 0], path[-1, 1], s=70, color=colors[which], edgecolors="black", zorder=5, label=what)
+    ax.scatter(*t["path_S1"][key][0], s=110, facecolors="white", edgecolors="black", linewidths=1.4, zorder=6,
+               label="start sentence N")
+    unit = "p(sentence) percentile" if key == "percentile" else "log p(sentence), nats"
+    ax.set_xlabel(f"{m1}: {unit}", fontsize=8)
+    ax.set_ylabel(f"{m2}: {unit}", fontsize=8)
+    ax.tick_params(labelsize=7)
+    if key == "percentile":
+        ax.set_xlim(-2, 102)
+        ax.set_ylim(-2, 102)
+        ax.set_aspect("equal")
+
+
+def synthesis_figure(item: dict):
+    """Fig. 2: natural sentences (small open dots), the start sentence (big open dot), the two
+    synthetic sentences (closed dots) and the search's path to each (lines, small dots), in
+    percentiles (left, as in the paper) and in log-probabilities (right); a key for every mark and
+    the three sentences below."""
+    plt = pyplot()
+    data = item["data"]
+    t = data["triplet"]
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.2))
+    for ax, key in zip(axes, ("percentile", "logprob")):
+        _synthesis_axes(ax, data, key)
+    axes[1].legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.suptitle(item["title"], fontsize=10)
+    fig.text(0.02, 0.01, f"N: {t['N']}\nS1: {t['S1']}\nS2: {t['S2']}", fontsize=8, va="bottom")
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    return fig
+
+
 # ------------------------------------------------------------------------------- tables
 TABLE_COLUMNS = ("model", "other", "accuracy", "sentence", "log p (model 1)", "log p (model 2)", "human choices")
 
@@ -159,33 +202,54 @@ def _labels(condition: str, failure: dict) -> tuple[str, str]:
     return "s1", "s2"
 
 
-def _table_html(rows: list[dict]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
+TOKEN_COLUMNS = ("model", "pairs", "accepted has more tokens", "equal token counts", "rejected has more tokens",
+                 "model ties", "p", "q (BH)")
+
+
+def token_count_rows(item: dict) -> list[dict]:
+    """Table S2: one row per model; p and q as the paper prints them (4 decimals, "< 0.0001"),
+    a star on q < .05."""
+    def p_text(p):
+        return "" if p is None else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+    return [{"model": r["model"] + ("" if r["selection"] == "targeted" else " (every synthetic pair)"),
+             "pairs": r["n_pairs"], "accepted has more tokens": r["accepted_more"], "equal token counts": r["equal"],
+             "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": p_text(r["p"]),
+             "q (BH)": p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
+             "_bold": {"q (BH)": r["significant"]}} for r in item["data"]["rows"]]
+
+
+TABLES = {"failures": (failure_rows, TABLE_COLUMNS), "token_counts": (token_count_rows, TOKEN_COLUMNS)}
+"""Report item kinds drawn as tables: kind -> (rows of the item, columns)."""
+
+
+def _table_html(rows: list[dict], columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
+    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
     body = []
     for r in rows:
         cells = []
-        for c in TABLE_COLUMNS:
+        for c in columns:
             text = html.escape(_fmt(r[c]))
             cells.append(f"<td><b>{text}</b></td>" if r["_bold"].get(c) else f"<td>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _table_markdown(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
+def _table_markdown(rows: list[dict], columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
+    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
     for r in rows:
-        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in TABLE_COLUMNS]
+        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in columns]
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
 
-def _write_table(rows: list[dict], out: Path, stem: str) -> list[Path]:
+def _write_table(rows: list[dict], out: Path, stem: str, columns: tuple[str, ...] = TABLE_COLUMNS) -> list[Path]:
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS), extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
         writer.writeheader()
-        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in TABLE_COLUMNS} for row in rows)
-    md_path.write_text(_table_markdown(rows), encoding="utf-8")
+        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in columns} for row in rows)
+    md_path.write_text(_table_markdown(rows, columns), encoding="utf-8")
     return [csv_path, md_path]
 
 
@@ -198,6 +262,7 @@ FIGURES = {
     "accept_reject": accept_reject_figure,
     "panel": panel_figure,
     "features": features_figure,
+    "synthesis": synthesis_figure,
 }
 
 
@@ -220,10 +285,11 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
     sections = []
     for item in report["items"]:
         stem = f"{exp}_{item['id']}"
-        if item["kind"] == "failures":
-            rows = failure_rows(item)
-            paths += _write_table(rows, out, stem)
-            body = _table_html(rows) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
+        if item["kind"] in TABLES:
+            make_rows, columns = TABLES[item["kind"]]
+            rows = make_rows(item)
+            paths += _write_table(rows, out, stem, columns)
+            body = _table_html(rows, columns) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
                                         f'<a href="{stem}.md">Markdown</a></p>')
         else:
             paths += save_figure(FIGURES[item["kind"]](item), out, stem, formats)

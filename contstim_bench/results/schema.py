@@ -42,11 +42,11 @@ is known, that per-unit values have ``n_units`` entries and that the dataset fin
 and that ``model.name``, ``spec`` and ``spec_typed`` (what the leaderboard shows) hold no control or
 invisible format character such as U+202E RIGHT-TO-LEFT OVERRIDE (:func:`contstim_bench.names.name_problem`).
 It does not recompute scores (that needs the dataset: :mod:`contstim_bench.benchmarks`).
+
+The files the package writes beside the results (the GLMM over plausibility results,
+``contstim compare``'s ``comparison.json``) are checked by :mod:`.files`, chosen by ``format``.
 """
 from __future__ import annotations
-
-import datetime as _dt
-import math
 
 from ..analysis.accuracy import TIES
 from ..analysis.inference import ALPHA
@@ -54,6 +54,9 @@ from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
 from ..names import name_problem
 from ..study import EXPERIMENTS
+from .files import FILE_FORMATS, file_problems
+from .checks import Problems as _Problems, check_provenance, check_range as _check_range, field as _field
+from .checks import is_num as _is_num, typename as _typename
 
 FORMAT = "contstim-bench-result"
 FORMAT_VERSION = 3
@@ -81,58 +84,6 @@ FAMILY_OF = {"p_vs_lower_ceiling": "model_vs_lower_ceiling", "comparisons": "mod
              "head_to_head": "head_to_head"}
 UNITS = ("participant", "group")
 MAX_PROBLEMS = 10
-
-
-class _Problems(list):
-    """Collects ``path: message`` strings; :meth:`check` records and returns whether ``ok``."""
-
-    def check(self, ok: bool, path: str, message: str) -> bool:
-        if not ok:
-            self.append(f"{path}: {message}")
-        return ok
-
-
-def _is_num(v) -> bool:
-    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-
-
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
-def _typename(v) -> str:
-    return type(v).__name__
-
-
-def _field(obj: dict, key: str, kind, path: str, problems: _Problems, optional: bool = False):
-    """``obj[key]`` if it has the expected kind (a type, a tuple of types, or ``"number"``)."""
-    where = f"{path}.{key}"
-    if key not in obj:
-        if not optional:
-            problems.append(f"{where}: missing")
-        return None
-    value = obj[key]
-    if kind == "number":
-        ok = _is_num(value)
-        want = "a finite number"
-    elif kind == "int":
-        ok = _is_int(value) and value >= 0
-        want = "a non-negative integer"
-    elif kind == "str?":
-        ok = value is None or isinstance(value, str)
-        want = "a string or null"
-    else:
-        ok = isinstance(value, kind) and not (isinstance(value, bool) and kind is not bool)
-        want = kind.__name__ if isinstance(kind, type) else " or ".join(k.__name__ for k in kind)
-    if not ok:
-        problems.append(f"{where}: expected {want}, got {_typename(value)} {value!r:.60}")
-        return None
-    return value
-
-
-def _check_range(value, lo: float, hi: float, path: str, problems: _Problems) -> None:
-    if value is not None and not (lo - 1e-12 <= value <= hi + 1e-12):
-        problems.append(f"{path}: {value!r} is outside [{lo}, {hi}]")
 
 
 def _check_by_unit(obj: dict, key: str, n_units, lo: float, hi: float, path: str, problems: _Problems) -> None:
@@ -266,10 +217,17 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
         raise TypeError(f"a result must be a dict (parsed JSON object), got {_typename(result)}")
     problems = _Problems()
     fmt = _field(result, "format", str, "result", problems)
+    if fmt in FILE_FORMATS:  # a file the package writes beside the results (GLMM, comparison)
+        if dataset is not None:
+            problems.append(f"result.format: {fmt!r} is not a result of the {dataset} benchmark (a file the package "
+                            "writes beside the results)")
+        else:
+            file_problems(result, fmt, problems)
+        return list(problems)
     spec = FORMATS.get(fmt) if fmt is not None else None
     if fmt is not None:
         problems.check(spec is not None, "result.format", f"{fmt!r} is not a known result format "
-                       f"(known: {', '.join(FORMATS)})")
+                       f"(known: {', '.join([*FORMATS, *FILE_FORMATS])})")
         if spec is not None and dataset is not None:
             problems.check(spec["dataset"] == dataset, "result.format", f"{fmt!r} is not a result of the "
                            f"{dataset} benchmark")
@@ -309,23 +267,7 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
     elif spec is not None:
         for section in spec["sections"]:
             _field(result, section, dict, "result", problems)
-    prov = _field(result, "provenance", dict, "result", problems)
-    if prov is not None:
-        _field(prov, "package_version", str, "result.provenance", problems)
-        _field(prov, "git_commit", "str?", "result.provenance", problems)
-        _field(prov, "libraries", dict, "result.provenance", problems)
-        pfp = _field(prov, "dataset_fingerprint", str, "result.provenance", problems)
-        if pfp is not None and fp is not None:
-            problems.check(pfp == fp, "result.provenance.dataset_fingerprint",
-                           "differs from result.benchmark.dataset_fingerprint")
-        for key in ("device", "dtype"):
-            _field(prov, key, "str?", "result.provenance", problems, optional=True)
-        created = _field(prov, "created", str, "result.provenance", problems)
-        if created is not None:
-            try:
-                _dt.datetime.fromisoformat(created)
-            except ValueError:
-                problems.append(f"result.provenance.created: {created!r} is not an ISO 8601 time")
+    check_provenance(result, "result", problems, fp)
     return list(problems)
 
 

@@ -32,9 +32,16 @@ def main_ds(tmp_path_factory):
     return root / "ds", info
 
 
+def characters(sentences):
+    """A token counter: the character count (the authors' fallback for a model without a tokenizer;
+    the paper's tokenizers cannot be had offline)."""
+    return [len(s) for s in sentences]
+
+
 @pytest.fixture(scope="module")
 def main_report(main_ds):
-    return paper_report("main", main_ds[0], seed=0)
+    return paper_report("main", main_ds[0], seed=0,
+                        token_counters={m: characters for m in ("gpt2", "roberta", "electra", "bert", "xlm")})
 
 
 @pytest.fixture(scope="module")
@@ -56,7 +63,10 @@ def targeted(t, model, cols=("sentence1_accept_model", "sentence1_reject_model",
 
 
 def test_main_report_has_every_item(main_report):
-    assert [i["id"] for i in main_report["items"]] == ["S3", "S4a", "S4b", "S5", "S6", "S7a", "S7b", "S8a", "T1", "T2", "T3"]
+    assert [i["id"] for i in main_report["items"]] == ["S3", "S4a", "S4b", "S5", "S6", "S7a", "S7b", "S8a", "T1", "T2", "T3",
+                                                       "TS2"]
+    assert [(r["model"], r["n_pairs"]) for r in items(main_report)["TS2"]["data"]["rows"]] == [
+        ("gpt2", 40), ("roberta", 40), ("electra", 40), ("bert", 40), ("xlm", 40)]
     assert main_report["skipped"] == {} and main_report["unit"] == "group"
     assert list(main_report["models"]) == ["gpt2", "roberta", "electra", "bert", "xlm", "lstm", "rnn", "trigram", "bigram"]
 
