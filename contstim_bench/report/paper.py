@@ -17,12 +17,30 @@ from pathlib import Path
 import numpy as np
 
 from ..spreadsheet import safe_cell
-from .figures import FORMATS, pyplot, save_figure
+from .figures import FORMATS, Mark, add_key, pyplot, save_figure
+from .items import figure_kind, kind_of, table_columns, table_kind
 from .matrices import agreement_figure, head_to_head_figure, stars
-from .plots import bar_panel, panel_min
+from .page_html import table_html, table_markdown
+from .plots import bar_marks, bar_panel, panel_min
 
 
 # ------------------------------------------------------------------------------ figures
+@figure_kind("head_to_head")
+def head_to_head_item(item: dict):
+    """Fig. S4: ``data``: ``comparison`` (:func:`~contstim_bench.benchmarks.contstim_compare.compare_logprobs`),
+    ``condition`` and optionally ``highlight`` (a model whose labels are set in bold)."""
+    data = item["data"]
+    return head_to_head_figure(data["comparison"], data["condition"], value="share_pooled", title=item["title"],
+                               highlight=data.get("highlight"))
+
+
+@figure_kind("agreement")
+def agreement_item(item: dict):
+    """Fig. S3: ``data``: ``comparison`` and ``condition``."""
+    return agreement_figure(item["data"]["comparison"], item["data"]["condition"], title=item["title"])
+
+
+@figure_kind("accept_reject")
 def accept_reject_figure(item: dict):
     """Fig. S5: rows = accepting model, columns = rejecting model, cell = share aligned with the
     accepting model (grey: no such trials)."""
@@ -53,11 +71,15 @@ def accept_reject_figure(item: dict):
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).set_label("human choices aligned with m_accept")
     ax.set_title(item["title"], fontsize=10)
     fig.tight_layout()
+    add_key(fig, [Mark("share (number of trials)", "symbol", marker="0.5"),
+                  Mark("no trials of this accept/reject pair", "patch", "0.9", "0.6")], ncol=2)
     return fig
 
 
+@figure_kind("panel")
 def panel_figure(item: dict):
-    """Bars of every model of one condition (Fig. S6, S8): mean, units, noise ceiling, stars."""
+    """Bars of every model of one condition (Fig. S6, S8): mean, units, noise ceiling, stars;
+    the like-for-like contrasts (approximate LL vs PLL) listed under the key."""
     plt = pyplot()
     data = item["data"]
     panel = {"models": data["panel"]["models"], "condition": data["condition"]}
@@ -66,15 +88,21 @@ def panel_figure(item: dict):
     measure = data["measure"]
     bar_panel(ax, panel, {"comparisons": {}, "head_to_head": {}}, "", measure, panel_min(panel, measure))
     ax.set_title(item["title"], fontsize=9)
+    fig.tight_layout()
+    first = next(iter(panel["models"].values()))
+    contrasts = data["panel"].get("contrasts", [])
+    marks, note = bar_marks(measure, first["unit"], first["n_units"], n_models=n,
+                            family=f"BH over the {len(contrasts) + n} comparisons, " if contrasts else None)
     lines = [f"{c['model1']} vs {c['model2']}: delta {c[f'{measure}_delta']:+.3f}, q = {c[f'{measure}_p_bh']:.2g}"
              f"{' ' + stars(c[f'{measure}_p_bh']) if c[f'{measure}_significant'] else ''}"
-             for c in data["panel"].get("contrasts", [])]
+             for c in contrasts]
     if lines:
-        fig.text(0.5, -0.01, "\n".join(lines), ha="center", va="top", fontsize=7.5, color="0.25")
-    fig.tight_layout()
+        note += "\nContrasts (two-sided Wilcoxon, BH; *** q < .001):\n" + "\n".join(lines)
+    add_key(fig, marks, note, ncol=2)
     return fig
 
 
+@figure_kind("features")
 def features_figure(item: dict):
     """Fig. S7: per model, the feature of the preferred (x) vs rejected (y) sentence, the model's
     choices in black and the participants' in red; the panel outlined when they differ (q < .05)."""
@@ -109,19 +137,28 @@ def features_figure(item: dict):
     first = axes.flat[0]
     first.set_xlabel(f"{item['data']['label']}, preferred sentence", fontsize=7)
     first.set_ylabel("rejected sentence", fontsize=7)
-    first.legend(fontsize=6, frameon=False, loc="upper left")
     fig.suptitle(item["title"], fontsize=10)
     fig.tight_layout()
+    add_key(fig, FEATURE_MARKS, "Outline: paired t-test of the model's vs people's preferred-minus-rejected "
+            "feature, BH over the models.", ncol=2)
     return fig
 
 
+FEATURE_MARKS = (
+    Mark("pair: the sentence people chose (x) vs the other (y)", "marker", "#d62728", marker="o"),
+    Mark("pair: the sentence the model prefers (x) vs the other (y)", "marker", "black", marker="o"),
+    Mark("equal feature (diagonal)", "line", "0.7"),
+    Mark("panel outlined: the model's preference differs from people's (q < .05)", "patch", "white", "black", 1.6),
+)
+"""The key of Fig. S7."""
+
+
 # ------------------------------------------------------------------------------- tables
-TABLE_COLUMNS = ("model", "other", "accuracy", "sentence", "log p (model 1)", "log p (model 2)", "human choices")
-
-
+@table_kind("failures", digits=2)
 def failure_rows(item: dict) -> list[dict]:
-    """Two rows per failure (its two sentences), in the layout of the paper's tables; numbers stay
-    numbers (formatted by :func:`_fmt` for HTML and Markdown)."""
+    """Two rows per failure (its two sentences), in the layout of the paper's tables (model, other,
+    accuracy, sentence, both models' log-probabilities, human choices; the higher log-probability
+    and the majority choice bold); numbers stay numbers.  ``data``: ``condition`` and ``rows`` (:class:`~contstim_bench.analysis.failures.Failure` dicts)."""
     out = []
     for f in item["data"]["rows"]:
         labels = _labels(item["data"]["condition"], f)
@@ -142,14 +179,6 @@ def failure_rows(item: dict) -> list[dict]:
     return out
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
 def _labels(condition: str, failure: dict) -> tuple[str, str]:
     if condition == "natural_controversial":
         return "n1", "n2"
@@ -159,48 +188,18 @@ def _labels(condition: str, failure: dict) -> tuple[str, str]:
     return "s1", "s2"
 
 
-def _table_html(rows: list[dict]) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in TABLE_COLUMNS)
-    body = []
-    for r in rows:
-        cells = []
-        for c in TABLE_COLUMNS:
-            text = html.escape(_fmt(r[c]))
-            cells.append(f"<td><b>{text}</b></td>" if r["_bold"].get(c) else f"<td>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _table_markdown(rows: list[dict]) -> str:
-    lines = ["| " + " | ".join(TABLE_COLUMNS) + " |", "|" + "---|" * len(TABLE_COLUMNS)]
-    for r in rows:
-        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in TABLE_COLUMNS]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _write_table(rows: list[dict], out: Path, stem: str) -> list[Path]:
+def _write_table(rows: list[dict], out: Path, stem: str, digits: int) -> list[Path]:
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+    columns = table_columns(rows)
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(TABLE_COLUMNS), extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
-        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in TABLE_COLUMNS} for row in rows)
-    md_path.write_text(_table_markdown(rows), encoding="utf-8")
+        writer.writerows({k: safe_cell(v) for k, v in row.items() if k in columns} for row in rows)
+    md_path.write_text(table_markdown(rows, digits), encoding="utf-8")
     return [csv_path, md_path]
 
 
 # -------------------------------------------------------------------------------- index
-FIGURES = {
-    "head_to_head": lambda item: head_to_head_figure(item["data"]["comparison"], item["data"]["condition"],
-                                                     value="share_pooled", title=item["title"]),
-    "agreement": lambda item: agreement_figure(item["data"]["comparison"], item["data"]["condition"],
-                                               title=item["title"]),
-    "accept_reject": accept_reject_figure,
-    "panel": panel_figure,
-    "features": features_figure,
-}
-
-
 def _json_ready(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
@@ -220,13 +219,14 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
     sections = []
     for item in report["items"]:
         stem = f"{exp}_{item['id']}"
-        if item["kind"] == "failures":
-            rows = failure_rows(item)
-            paths += _write_table(rows, out, stem)
-            body = _table_html(rows) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
-                                        f'<a href="{stem}.md">Markdown</a></p>')
+        kind = kind_of(item)
+        if kind.shape == "table":
+            rows = kind.show(item)
+            paths += _write_table(rows, out, stem, kind.digits)
+            body = table_html(rows, kind.digits) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
+                                                    f'<a href="{stem}.md">Markdown</a></p>')
         else:
-            paths += save_figure(FIGURES[item["kind"]](item), out, stem, formats)
+            paths += save_figure(kind.show(item), out, stem, formats)
             body = (f'<a href="{stem}.svg"><img src="{stem}.png" alt="{html.escape(item["title"])}"></a>'
                     f'<p class="files"><a href="{stem}.svg">SVG</a> · <a href="{stem}.png">PNG</a></p>')
         sections.append(f'<section id="{item["id"]}"><h2>{html.escape(item["title"])}</h2>'
