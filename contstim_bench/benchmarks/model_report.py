@@ -27,9 +27,28 @@ must match; otherwise the item says why it is not shown).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from ..results.schema import FORMATS
 from .report_items import provenance_item
+
+EXTRA_ITEMS: dict[str, list[Callable]] = {}
+"""Result format -> functions adding items to its pages (:func:`items_for`)."""
+
+
+def items_for(fmt: str):
+    """Register ``fn(result, datasets_dir=None, seed=0) -> list of items`` (made with
+    :func:`.report_items.report_item` or :func:`.report_items.unavailable`): its items go on
+    every page of a result of format ``fmt``, after the built-in ones and before the provenance.
+    How an item's kind is drawn: :mod:`contstim_bench.report.items`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown result format {fmt!r}; known: {', '.join(FORMATS)}")
+
+    def wrap(fn):
+        EXTRA_ITEMS.setdefault(fmt, []).append(fn)
+        return fn
+
+    return wrap
 
 
 def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, seed: int = 0,
@@ -51,6 +70,8 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
                          f"of `contstim evaluate`, `contstim plausibility` and `contstim blimp` "
                          f"({', '.join(f for f in FORMATS if f in builders)})")
     headline, items = builders[fmt](result, datasets_dir=datasets_dir, seed=seed)
+    for extra in EXTRA_ITEMS.get(fmt, []):
+        items += extra(result, datasets_dir=datasets_dir, seed=seed)
     model = result["model"]
     name = model.get("name") or model.get("spec_typed") or model["spec"]
     benchmark = result["benchmark"].get("identifier") or FORMATS[fmt]["dataset"]

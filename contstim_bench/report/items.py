@@ -27,7 +27,10 @@ that :data:`BUILTIN_MODULES` lists (or imported before the page is written)::
 
 then any benchmark can hand an item of that kind to the pages (``{"id": "TS2", "kind":
 "token_count", "title": ..., "caption": ..., "data": {...}}``); the page shows its title, caption,
-the figure (embedded PNG) or the table, and nothing else needs to change.
+the figure (embedded PNG) or the table, and nothing else needs to change.  The numbers of an item
+are computed in the benchmarks layer: add them to a result's page with
+:func:`contstim_bench.benchmarks.model_report.items_for` (one registration too), or in the
+``model_report_*`` module of the benchmark.
 """
 from __future__ import annotations
 

@@ -83,10 +83,14 @@ class Sections(HTMLParser):
                 self.cell.append(data)
 
 
-def sections(written, name: str) -> dict[str, dict]:
+def parse_sections(text: str) -> dict[str, dict]:
     parser = Sections()
-    parser.feed((written["out"] / name).read_text(encoding="utf-8"))
+    parser.feed(text)
     return parser.sections
+
+
+def sections(written, name: str) -> dict[str, dict]:
+    return parse_sections((written["out"] / name).read_text(encoding="utf-8"))
 
 
 def table(section: dict) -> list[dict]:
@@ -112,9 +116,7 @@ def test_one_page_per_result_and_an_index(written):
 
 def sections_of_index(index: str) -> dict:
     first = index.index("<table")
-    parser = Sections()
-    parser.feed(f'<section id="i">{index[first:index.index("</table>", first)]}</table></section>')
-    return parser.sections["i"]
+    return parse_sections(f'<section id="i">{index[first:index.index("</table>", first)]}</table></section>')["i"]
 
 
 @pytest.mark.parametrize("who", ["smollm2", "roberta"])
@@ -308,3 +310,27 @@ def test_what_a_page_cannot_show_says_why(written):
     assert re.fullmatch(r"the local contstim dataset \(fingerprint [0-9a-f]{12}\) is not the one the result was "
                         r"computed on \(000000000000\); rebuild it or pass its folder with --datasets", missing["pll_T"])
     assert [i["id"] for i in report["items"] if not i.get("unavailable")] == ["pll_scores", "pll_versus", "provenance"]
+
+
+def test_an_analysis_plugs_in_with_one_registration(written):
+    """items_for(format) adds items to every page of that format, before the provenance."""
+    from contstim_bench.benchmarks import model_report as mr
+    from contstim_bench.benchmarks.report_items import report_item
+    from contstim_bench.report.pages import result_page
+
+    def paradigm_count(result, datasets_dir=None, seed=0):
+        return [report_item("n_paradigms", "rows", "Paradigms", "How many.",
+                            {"rows": [{"paradigms": len(result["accuracy"]["paradigm"])}]}, "Extra")]
+
+    mr.items_for("contstim-bench-blimp")(paradigm_count)
+    try:
+        report = model_report(written["results"]["blimp"])
+    finally:
+        mr.EXTRA_ITEMS["contstim-bench-blimp"].remove(paradigm_count)
+    assert [i["id"] for i in report["items"]][-2:] == ["n_paradigms", "provenance"]
+    page = result_page(report)
+    assert '<h2>Extra</h2><section id="n_paradigms"><h3>Paradigms</h3>' in page
+    assert table(parse_sections(page)["n_paradigms"]) == [{"paradigms": "67"}]
+    with pytest.raises(ValueError, match="unknown result format 'x'"):
+        mr.items_for("x")
+
