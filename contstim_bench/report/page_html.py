@@ -10,14 +10,14 @@ import math
 from .items import table_columns
 
 STYLE = (
-    "body{font-family:system-ui,sans-serif;max-width:1150px;margin:2em auto;padding:0 1em;color:#222;"
+    "body{font-family:system-ui,sans-serif;max-width:1500px;margin:2em auto;padding:0 1em;color:#222;"
     "line-height:1.4}img{max-width:100%;height:auto;border:1px solid #ddd}"
     "table{border-collapse:collapse;font-size:0.9em;margin:0.5em 0}"
     "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left;vertical-align:top}"
     "td.num{text-align:right;font-variant-numeric:tabular-nums}.files{font-size:0.85em}"
     "section{margin:2.2em 0;border-top:1px solid #eee}p.caption{color:#444;font-size:0.92em}"
     "p.na{color:#8a4b00;background:#fff6e5;padding:0.4em 0.7em;border-left:3px solid #e0a040}"
-    "td.num{white-space:nowrap}.wide{overflow-x:auto;max-width:100%}"
+    "td.num,td.short{white-space:nowrap}.wide{overflow-x:auto;max-width:100%}"
     "nav{font-size:0.9em;background:#f7f7f7;padding:0.6em 1em}nav p{margin:0.3em 0}"
     "nav a{margin-right:0.3em}nav .na{color:#8a4b00}"
 )
@@ -48,13 +48,14 @@ def table_html(rows: list[dict], digits: int = 3, css_class: str = "") -> str:
     for r in rows:
         cells = []
         for c in columns:
-            text = html.escape(fmt(r.get(c), digits))
+            plain = fmt(r.get(c), digits)
+            text = html.escape(plain)
             href = r.get("_href", {}).get(c)
             if href:
                 text = f'<a href="{html.escape(href)}">{text}</a>'
             if r.get("_bold", {}).get(c):
                 text = f"<b>{text}</b>"
-            cls = ' class="num"' if _is_number(r.get(c)) else ""
+            cls = ' class="num"' if _is_number(r.get(c)) else ' class="short"' if 0 < len(plain) <= 24 else ""
             cells.append(f"<td{cls}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     cls = f' class="{css_class}"' if css_class else ""

@@ -71,7 +71,8 @@ def accept_reject_figure(item: dict):
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).set_label("human choices aligned with m_accept")
     ax.set_title(item["title"], fontsize=10)
     fig.tight_layout()
-    add_key(fig, [Mark("share (number of trials)", "symbol", marker="0.5"),
+    add_key(fig, [Mark("cell: share aligned with m_accept (number of trials), colour scale at right", "patch",
+                       "#b8e186"),
                   Mark("no trials of this accept/reject pair", "patch", "0.9", "0.6")], ncol=2)
     return fig
 

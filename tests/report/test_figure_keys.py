@@ -76,7 +76,8 @@ def test_matrix_keys():
     assert labels_of("agreement", data) == ["share of pairs ranked the same way"]
     matrix = {a: {r: {"share": None if (a, r) == ("a", "b") else 0.4, "n_trials": 5} for r in "ab"} for a in "ab"}
     assert labels_of("accept_reject", {"models": ["a", "b"], "matrix": matrix}) == [
-        "share (number of trials)", "no trials of this accept/reject pair", "human choices aligned with m_accept"]
+        "cell: share aligned with m_accept (number of trials), colour scale at right",
+        "no trials of this accept/reject pair", "human choices aligned with m_accept"]
 
 
 def test_features_and_scatter_keys():
@@ -136,7 +137,7 @@ def test_one_registration_adds_a_kind():
     html = render_item({"id": "c", "kind": "test_only_counts", "title": "Counts", "caption": "How many.",
                         "data": {"counts": {"gpt2": 2.25, "bert": 3}}, "section": "s"})
     assert '<section id="c"><h3>Counts</h3><p class="caption">How many.</p>' in html
-    assert "<td>gpt2</td><td class=\"num\">2.2</td>" in html and "<td class=\"num\">3</td>" in html
+    assert "<td class=\"short\">gpt2</td><td class=\"num\">2.2</td>" in html and "<td class=\"num\">3</td>" in html
     with pytest.raises(ValueError, match="'test_only_counts' is already registered"):
         registry.table_kind("test_only_counts")(lambda item: [])
     with pytest.raises(ValueError, match="has kind 'nope', which nothing shows"):
