@@ -221,3 +221,17 @@ def check_log_ratios(values, n: int, model_name: str) -> np.ndarray:
             "NaN or infinite log-probabilities are not allowed"
         )
     return arr
+
+
+def pair_votes(trials: pd.DataFrame) -> dict[str, dict]:
+    """One entry per sentence pair (by ``pair_id``, in trial order): its two sentences ``a`` and
+    ``b`` as first shown, its ``trial_type`` and ``votes`` {sentence: participants who chose it}
+    (a rating of 4..6 chooses ``sentence2``)."""
+    chose2 = trials["rating"].to_numpy() >= 4
+    chosen = np.where(chose2, trials["sentence2"].to_numpy(), trials["sentence1"].to_numpy())
+    pairs: dict[str, dict] = {}
+    for pid, s1, s2, tt, c in zip(trials["pair_id"], trials["sentence1"], trials["sentence2"],
+                                  trials["trial_type"], chosen):
+        rec = pairs.setdefault(str(pid), {"a": s1, "b": s2, "trial_type": tt, "votes": {}})
+        rec["votes"][c] = rec["votes"].get(c, 0) + 1
+    return pairs

@@ -1,10 +1,18 @@
-"""``contstim report --experiment main|pll --out DIR``: the figures and tables of Golan et al. (2023)
-that the experiment's human data supports, in one folder with an index page (see
-:func:`contstim_bench.benchmarks.contstim_report.paper_report`)."""
+"""``contstim report``: self-contained HTML pages of results, or the paper's figures.
+
+- ``contstim report RESULT [RESULT...] --out DIR``: one page per result file (any benchmark:
+  contstim, plausibility, BLiMP) with every figure and table that applies to it and its
+  provenance, and an index comparing them (:func:`contstim_bench.benchmarks.model_report.model_report`,
+  :func:`contstim_bench.report.pages.write_pages`);
+- ``contstim report --experiment main|pll --out DIR``: the figures and tables of Golan et al.
+  (2023) that the experiment's human data supports, for the paper's reference models
+  (:func:`contstim_bench.benchmarks.contstim_report.paper_report`).
+"""
 from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from ._common import DATASETS_HELP, existing_folder
 
@@ -12,26 +20,44 @@ from ._common import DATASETS_HELP, existing_folder
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "report",
-        help="the paper's remaining figures and tables (S3-S8, Tables 1-3, S1) with an index page",
+        help="HTML pages of result files (figures, tables, provenance), or the paper's remaining figures",
         description=(
-            "From the built contstim dataset and the reference models' published log-probabilities: main "
-            "experiment: Fig. S3 (agreement), S4a/b (head-to-head), S5 (accept x reject), S6, S7a/b (GloVe "
-            "correlation and word frequency, paired t-tests, BH), S8a (when the results file carries PLL "
-            "read-outs), Tables 1-3 (each model's most severe failure); pll experiment: its head-to-head "
-            "matrix, Fig. S8b and Table S1. The main experiment needs its results file: contstim data build "
-            "--main-results FILE."
+            "With result files: one self-contained HTML page per result (figures embedded; open it from disk, "
+            "no server or network) and index.html comparing them. A contstim result (contstim evaluate) gets "
+            "Figs. 1/3/4 (accuracy and SRCS with noise ceilings and significance), the percentile scatter "
+            "against each reference model, the head-to-head matrix (Fig. S4), its most severe failures "
+            "(Tables 1-3) and its scores; a plausibility result (contstim plausibility) the figures and tables "
+            "of Kauf et al. 2024; a BLiMP result (contstim blimp) accuracy per phenomenon and paradigm beside "
+            "the human validation and Kauf & Ivanova's Table 3; every page ends with the result's provenance. "
+            "An item that does not apply says why. "
+            "The paper mode, `contstim report --experiment main|pll --out DIR`, draws from the built contstim "
+            "dataset and the reference models' published "
+            "log-probabilities: main experiment: Fig. S3 (agreement), S4a/b (head-to-head), S5 (accept x reject), "
+            "S6, S7a/b (GloVe correlation and word frequency, paired t-tests, BH), S8a (when the results file "
+            "carries PLL read-outs), Tables 1-3 (each model's most severe failure); pll experiment: its "
+            "head-to-head matrix, Fig. S8b and Table S1. The main experiment needs its results file: contstim "
+            "data build --main-results FILE."
         ),
     )
-    p.add_argument("--experiment", choices=["main", "pll"], required=True, help="experiment to report")
-    p.add_argument("--out", required=True, metavar="DIR", help="folder for index.html, report.json, figures and tables")
+    p.add_argument("results", nargs="*", metavar="RESULT",
+                   help="result files (JSON) of contstim evaluate, contstim plausibility or contstim blimp")
+    p.add_argument("--experiment", choices=["main", "pll"],
+                   help="instead of result files: the paper's figures for this experiment's reference models")
+    p.add_argument("--out", required=True, metavar="DIR",
+                   help="folder for index.html and the pages (with --experiment: report.json, figures and tables)")
     p.add_argument("--seed", type=int, default=0, help="seed for ties among the most severe failures (default 0)")
     p.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
-    p.add_argument("--source", metavar="DIR", help="raw-data folder for the sentence features of Fig. S7 "
-                   "(default: $CONTSTIM_RAW_DATA, ../shared/data, the user cache, then download)")
+    p.add_argument("--source", metavar="DIR", help="with --experiment main: raw-data folder for the sentence "
+                   "features of Fig. S7 (default: $CONTSTIM_RAW_DATA, ../shared/data, the user cache, then download)")
     p.set_defaults(func=_run)
 
 
 def _run(args) -> int:
+    if bool(args.results) == bool(args.experiment):
+        raise ValueError("give result files (contstim report RESULT [RESULT...] --out DIR) or --experiment main|pll, "
+                         "not both and not neither")
+    if args.results:
+        return _run_results(args)
     from ..benchmarks.contstim_report import paper_report
     from ..report.paper import write_report
 
@@ -41,4 +67,22 @@ def _run(args) -> int:
           + ", ".join(i["id"] for i in report["items"]))
     for key, why in report["skipped"].items():
         print(f"not produced: {key}: {why}", file=sys.stderr)
+    return 0
+
+
+def _run_results(args) -> int:
+    from ..benchmarks.model_report import model_report
+    from ..report.pages import write_pages
+    from ..results import read_result
+
+    if args.source:
+        raise ValueError("--source is for --experiment main (the sentence features of Fig. S7), not for result files")
+    reports = [model_report(read_result(path), args.datasets, seed=args.seed, source=Path(path).name)
+               for path in args.results]
+    paths = write_pages(reports, args.out)
+    for report, path in zip(reports, paths):
+        missing = [i["id"] for i in report["items"] if i.get("unavailable")]
+        print(f"{path}: {report['title']}: {len(report['items']) - len(missing)} items"
+              + (f"; not available: {', '.join(missing)}" if missing else ""))
+    print(f"open {paths[-1]}")
     return 0

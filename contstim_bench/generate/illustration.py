@@ -27,8 +27,8 @@ def run_rows(output: str | os.PathLike) -> list[dict]:
     jobs = Path(output) / JOBS_DIR
     paths = sorted(jobs.glob("*.json")) if jobs.is_dir() else []
     if not paths:
-        raise ValueError(f"{output} holds no finished synthesis job ({jobs}/*.json): give the --output folder of "
-                         "`contstim generate synthetic`")
+        raise ValueError(f"{output} holds no finished synthesis job ({jobs}/*.json): give the folder that "
+                         f"`contstim generate synthetic --output` wrote")
     rows = []
     for path in paths:
         try:

@@ -3,7 +3,10 @@ computes no score).
 
 - :func:`summary` -- the terminal summary of any result, chosen by its format;
 - :mod:`.contstim`, :mod:`.blimp`, :mod:`.plausibility` -- one summary module per benchmark;
-- :mod:`.plots` -- the figures of a contstim result (Golan et al. 2023 style).
+- :mod:`.plots` -- the figures of a contstim result (Golan et al. 2023 style);
+- :mod:`.items` -- the registry of report item kinds (a figure or a table function each);
+- :mod:`.pages` -- a self-contained HTML page per result and an index (``contstim report RESULT``);
+- :mod:`.paper` -- the paper's figures for its reference models (``contstim report --experiment``).
 """
 from __future__ import annotations
 

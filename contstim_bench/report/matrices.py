@@ -22,7 +22,7 @@ import numpy as np
 
 from ..analysis.inference import ALPHA
 from ..spreadsheet import safe_cell
-from .figures import FORMATS, pyplot, save_figure
+from .figures import FORMATS, Mark, add_key, pyplot, save_figure
 
 CONDITION_TITLES = {
     "randomly_sampled_natural": "randomly sampled natural pairs",
@@ -95,11 +95,13 @@ def _matrix(block: dict, order: list[str], key: str, value: str = "share") -> np
     return values
 
 
-def head_to_head_figure(comparison: dict, condition: str, value: str = "share", title: str | None = None):
+def head_to_head_figure(comparison: dict, condition: str, value: str = "share", title: str | None = None,
+                        highlight: str | None = None):
     """Fig. S4-style matrix of one condition (a matplotlib figure).
 
     ``value``: ``"share"`` (mean over units of the per-unit shares, the benchmark's measure) or
-    ``"share_pooled"`` (over all disagreement trials at once, as the paper's figure)."""
+    ``"share_pooled"`` (over all disagreement trials at once, as the paper's figure);
+    ``highlight``: a model whose row and column labels are set in bold."""
     from matplotlib.colors import ListedColormap
 
     plt = pyplot()
@@ -126,6 +128,9 @@ def head_to_head_figure(comparison: dict, condition: str, value: str = "share", 
                     color="white" if dark else "black", linespacing=0.9)
     ax.set_xticks(range(n), order, rotation=45, ha="right")
     ax.set_yticks(range(n), order)
+    for label in [*ax.get_xticklabels(), *ax.get_yticklabels()]:
+        if label.get_text() == highlight:
+            label.set_fontweight("bold")
     ax.set_xlabel("model 2")
     ax.set_ylabel("model 1")
     bar = fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
@@ -133,14 +138,12 @@ def head_to_head_figure(comparison: dict, condition: str, value: str = "share", 
     ax.set_title(title or (f"{comparison['experiment']}: {CONDITION_TITLES.get(condition, condition)}\n"
                            f"head-to-head on the pairs where the two models disagree"), fontsize=10)
     how = f"mean over {block['unit']}s" if value == "share" else "pooled over trials"
-    fig.text(0.5, -0.02,
-             f"Cell: share of the participants' choices that agreed with model 1 ({how}) "
-             "on the trials where models 1 and 2 preferred different sentences.\n"
-             f"Stars: two-sided Wilcoxon of the per-{block['unit']} shares vs 0.5, BH over the "
-             f"{block['bh_family_size']} model pairs (* q < .05, ** q < .01, *** q < .001).  "
-             "Grey '=': the two models never disagree (not separable on this data).",
-             ha="center", va="top", fontsize=7, color="0.25", wrap=True)
     fig.tight_layout()
+    add_key(fig, [Mark("* q < .05, ** q < .01, *** q < .001: model 1 differs from 0.5", "symbol", marker="*"),
+                  Mark("= the two models never disagree (not separable on this data)", "patch", "0.85")],
+            f"Cell: share of the participants' choices that agreed with model 1 ({how}) on the trials where\n"
+            f"models 1 and 2 preferred different sentences. Stars: two-sided Wilcoxon of the per-{block['unit']} "
+            f"shares vs 0.5,\nBH over the {block['bh_family_size']} model pairs.", ncol=1, fontsize=7)
     return fig
 
 

@@ -17,12 +17,30 @@ from pathlib import Path
 import numpy as np
 
 from ..spreadsheet import safe_cell
-from .figures import FORMATS, pyplot, save_figure
+from .figures import FORMATS, Mark, add_key, pyplot, save_figure
+from .items import figure_kind, kind_of, table_columns, table_kind
 from .matrices import agreement_figure, head_to_head_figure, stars
-from .plots import bar_panel, panel_min
+from .page_html import table_html, table_markdown
+from .plots import bar_marks, bar_panel, panel_min
 
 
 # ------------------------------------------------------------------------------ figures
+@figure_kind("head_to_head")
+def head_to_head_item(item: dict):
+    """Fig. S4: ``data``: ``comparison`` (:func:`~contstim_bench.benchmarks.contstim_compare.compare_logprobs`),
+    ``condition`` and optionally ``highlight`` (a model whose labels are set in bold)."""
+    data = item["data"]
+    return head_to_head_figure(data["comparison"], data["condition"], value="share_pooled", title=item["title"],
+                               highlight=data.get("highlight"))
+
+
+@figure_kind("agreement")
+def agreement_item(item: dict):
+    """Fig. S3: ``data``: ``comparison`` and ``condition``."""
+    return agreement_figure(item["data"]["comparison"], item["data"]["condition"], title=item["title"])
+
+
+@figure_kind("accept_reject")
 def accept_reject_figure(item: dict):
     """Fig. S5: rows = accepting model, columns = rejecting model, cell = share aligned with the
     accepting model (grey: no such trials)."""
@@ -53,11 +71,16 @@ def accept_reject_figure(item: dict):
     fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04).set_label("human choices aligned with m_accept")
     ax.set_title(item["title"], fontsize=10)
     fig.tight_layout()
+    add_key(fig, [Mark("cell: share aligned with m_accept (number of trials), colour scale at right", "patch",
+                       "#b8e186"),
+                  Mark("no trials of this accept/reject pair", "patch", "0.9", "0.6")], ncol=2)
     return fig
 
 
+@figure_kind("panel")
 def panel_figure(item: dict):
-    """Bars of every model of one condition (Fig. S6, S8): mean, units, noise ceiling, stars."""
+    """Bars of every model of one condition (Fig. S6, S8): mean, units, noise ceiling, stars;
+    the like-for-like contrasts (approximate LL vs PLL) listed under the key."""
     plt = pyplot()
     data = item["data"]
     panel = {"models": data["panel"]["models"], "condition": data["condition"]}
@@ -66,15 +89,21 @@ def panel_figure(item: dict):
     measure = data["measure"]
     bar_panel(ax, panel, {"comparisons": {}, "head_to_head": {}}, "", measure, panel_min(panel, measure))
     ax.set_title(item["title"], fontsize=9)
+    fig.tight_layout()
+    first = next(iter(panel["models"].values()))
+    contrasts = data["panel"].get("contrasts", [])
+    marks, note = bar_marks(measure, first["unit"], first["n_units"], n_models=n,
+                            family=f"BH over the {len(contrasts) + n} comparisons, " if contrasts else None)
     lines = [f"{c['model1']} vs {c['model2']}: delta {c[f'{measure}_delta']:+.3f}, q = {c[f'{measure}_p_bh']:.2g}"
              f"{' ' + stars(c[f'{measure}_p_bh']) if c[f'{measure}_significant'] else ''}"
-             for c in data["panel"].get("contrasts", [])]
+             for c in contrasts]
     if lines:
-        fig.text(0.5, -0.01, "\n".join(lines), ha="center", va="top", fontsize=7.5, color="0.25")
-    fig.tight_layout()
+        note += "\nContrasts (two-sided Wilcoxon, BH; *** q < .001):\n" + "\n".join(lines)
+    add_key(fig, marks, note, ncol=2)
     return fig
 
 
+@figure_kind("features")
 def features_figure(item: dict):
     """Fig. S7: per model, the feature of the preferred (x) vs rejected (y) sentence, the model's
     choices in black and the participants' in red; the panel outlined when they differ (q < .05)."""
@@ -109,62 +138,28 @@ def features_figure(item: dict):
     first = axes.flat[0]
     first.set_xlabel(f"{item['data']['label']}, preferred sentence", fontsize=7)
     first.set_ylabel("rejected sentence", fontsize=7)
-    first.legend(fontsize=6, frameon=False, loc="upper left")
     fig.suptitle(item["title"], fontsize=10)
     fig.tight_layout()
+    add_key(fig, FEATURE_MARKS, "Outline: paired t-test of the model's vs people's preferred-minus-rejected "
+            "feature, BH over the models.", ncol=2)
     return fig
 
 
-def _synthesis_axes(ax, data: dict, key: str) -> None:
-    """One panel of Fig. 2 in ``key`` coordinates ("percentile" or "logprob")."""
-    m1, m2 = data["models"]
-    t = data["triplet"]
-    nat = np.array(data["natural"][key])
-    ax.scatter(nat[:, 0], nat[:, 1], s=14, facecolors="none", edgecolors="0.45", linewidths=0.7,
-               label="natural sentences (start sentences of the run)")
-    colors = {"S1": "#1f77b4", "S2": "#d62728"}
-    for which, what in (("S1", f"S1: keeps {m1}, lowers {m2}"), ("S2", f"S2: keeps {m2}, lowers {m1}")):
-        path = np.array(t[f"path_{which}"][key])
-        ax.plot(path[:, 0], path[:, 1], "-", color=colors[which], lw=1.0, marker="o", ms=3, alpha=0.8,
-                label=f"search path to {which} (one dot per word replacement)")
-        ax.scatter(path[-1, 0], path[-1, 1], s=70, color=colors[which], edgecolors="black", zorder=5, label=what)
-    ax.scatter(*t["path_S1"][key][0], s=110, facecolors="white", edgecolors="black", linewidths=1.4, zorder=6,
-               label="start sentence N")
-    unit = "p(sentence) percentile" if key == "percentile" else "log p(sentence), nats"
-    ax.set_xlabel(f"{m1}: {unit}", fontsize=8)
-    ax.set_ylabel(f"{m2}: {unit}", fontsize=8)
-    ax.tick_params(labelsize=7)
-    if key == "percentile":
-        ax.set_xlim(-2, 102)
-        ax.set_ylim(-2, 102)
-        ax.set_aspect("equal")
-
-
-def synthesis_figure(item: dict):
-    """Fig. 2: natural sentences (small open dots), the start sentence (big open dot), the two
-    synthetic sentences (closed dots) and the search's path to each (lines, small dots), in
-    percentiles (left, as in the paper) and in log-probabilities (right); a key for every mark and
-    the three sentences below."""
-    plt = pyplot()
-    data = item["data"]
-    t = data["triplet"]
-    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.2))
-    for ax, key in zip(axes, ("percentile", "logprob")):
-        _synthesis_axes(ax, data, key)
-    axes[1].legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
-    fig.suptitle(item["title"], fontsize=10)
-    fig.text(0.02, 0.01, f"N: {t['N']}\nS1: {t['S1']}\nS2: {t['S2']}", fontsize=8, va="bottom")
-    fig.tight_layout(rect=(0, 0.09, 1, 1))
-    return fig
+FEATURE_MARKS = (
+    Mark("pair: the sentence people chose (x) vs the other (y)", "marker", "#d62728", marker="o"),
+    Mark("pair: the sentence the model prefers (x) vs the other (y)", "marker", "black", marker="o"),
+    Mark("equal feature (diagonal)", "line", "0.7"),
+    Mark("panel outlined: the model's preference differs from people's (q < .05)", "patch", "white", "black", 1.6),
+)
+"""The key of Fig. S7."""
 
 
 # ------------------------------------------------------------------------------- tables
-TABLE_COLUMNS = ("model", "other", "accuracy", "sentence", "log p (model 1)", "log p (model 2)", "human choices")
-
-
+@table_kind("failures", digits=2)
 def failure_rows(item: dict) -> list[dict]:
-    """Two rows per failure (its two sentences), in the layout of the paper's tables; numbers stay
-    numbers (formatted by :func:`_fmt` for HTML and Markdown)."""
+    """Two rows per failure (its two sentences), in the layout of the paper's tables (model, other,
+    accuracy, sentence, both models' log-probabilities, human choices; the higher log-probability
+    and the majority choice bold); numbers stay numbers.  ``data``: ``condition`` and ``rows`` (:class:`~contstim_bench.analysis.failures.Failure` dicts)."""
     out = []
     for f in item["data"]["rows"]:
         labels = _labels(item["data"]["condition"], f)
@@ -185,14 +180,6 @@ def failure_rows(item: dict) -> list[dict]:
     return out
 
 
-def _fmt(value) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, float):
-        return f"{value:.2f}"
-    return str(value)
-
-
 def _labels(condition: str, failure: dict) -> tuple[str, str]:
     if condition == "natural_controversial":
         return "n1", "n2"
@@ -202,70 +189,18 @@ def _labels(condition: str, failure: dict) -> tuple[str, str]:
     return "s1", "s2"
 
 
-TOKEN_COLUMNS = ("model", "pairs", "accepted has more tokens", "equal token counts", "rejected has more tokens",
-                 "model ties", "p", "q (BH)")
-
-
-def token_count_rows(item: dict) -> list[dict]:
-    """Table S2: one row per model; p and q as the paper prints them (4 decimals, "< 0.0001"),
-    a star on q < .05."""
-    def p_text(p):
-        return "" if p is None else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
-    return [{"model": r["model"] + ("" if r["selection"] == "targeted" else " (every synthetic pair)"),
-             "pairs": r["n_pairs"], "accepted has more tokens": r["accepted_more"], "equal token counts": r["equal"],
-             "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": p_text(r["p"]),
-             "q (BH)": p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
-             "_bold": {"q (BH)": r["significant"]}} for r in item["data"]["rows"]]
-
-
-TABLES = {"failures": (failure_rows, TABLE_COLUMNS), "token_counts": (token_count_rows, TOKEN_COLUMNS)}
-"""Report item kinds drawn as tables: kind -> (rows of the item, columns)."""
-
-
-def _table_html(rows: list[dict], columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
-    head = "".join(f"<th>{html.escape(c)}</th>" for c in columns)
-    body = []
-    for r in rows:
-        cells = []
-        for c in columns:
-            text = html.escape(_fmt(r[c]))
-            cells.append(f"<td><b>{text}</b></td>" if r["_bold"].get(c) else f"<td>{text}</td>")
-        body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
-
-
-def _table_markdown(rows: list[dict], columns: tuple[str, ...] = TABLE_COLUMNS) -> str:
-    lines = ["| " + " | ".join(columns) + " |", "|" + "---|" * len(columns)]
-    for r in rows:
-        cells = [f"**{_fmt(r[c])}**" if r["_bold"].get(c) else _fmt(r[c]).replace("|", "\\|") for c in columns]
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines) + "\n"
-
-
-def _write_table(rows: list[dict], out: Path, stem: str, columns: tuple[str, ...] = TABLE_COLUMNS) -> list[Path]:
+def _write_table(rows: list[dict], out: Path, stem: str, digits: int) -> list[Path]:
     csv_path, md_path = out / f"{stem}.csv", out / f"{stem}.md"
+    columns = table_columns(rows)
     with open(csv_path, "w", newline="", encoding="utf-8") as f:
-        writer = csv.DictWriter(f, fieldnames=list(columns), extrasaction="ignore")
+        writer = csv.DictWriter(f, fieldnames=columns, extrasaction="ignore")
         writer.writeheader()
         writer.writerows({k: safe_cell(v) for k, v in row.items() if k in columns} for row in rows)
-    md_path.write_text(_table_markdown(rows, columns), encoding="utf-8")
+    md_path.write_text(table_markdown(rows, digits), encoding="utf-8")
     return [csv_path, md_path]
 
 
 # -------------------------------------------------------------------------------- index
-FIGURES = {
-    "head_to_head": lambda item: head_to_head_figure(item["data"]["comparison"], item["data"]["condition"],
-                                                     value="share_pooled", title=item["title"]),
-    "agreement": lambda item: agreement_figure(item["data"]["comparison"], item["data"]["condition"],
-                                               title=item["title"]),
-    "accept_reject": accept_reject_figure,
-    "panel": panel_figure,
-    "features": features_figure,
-    "synthesis": synthesis_figure,
-}
-
-
 def _json_ready(obj):
     if isinstance(obj, float) and not math.isfinite(obj):
         return None
@@ -285,14 +220,14 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
     sections = []
     for item in report["items"]:
         stem = f"{exp}_{item['id']}"
-        if item["kind"] in TABLES:
-            make_rows, columns = TABLES[item["kind"]]
-            rows = make_rows(item)
-            paths += _write_table(rows, out, stem, columns)
-            body = _table_html(rows, columns) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
-                                        f'<a href="{stem}.md">Markdown</a></p>')
+        kind = kind_of(item)
+        if kind.shape == "table":
+            rows = kind.show(item)
+            paths += _write_table(rows, out, stem, kind.digits)
+            body = table_html(rows, kind.digits) + (f'<p class="files"><a href="{stem}.csv">CSV</a> · '
+                                                    f'<a href="{stem}.md">Markdown</a></p>')
         else:
-            paths += save_figure(FIGURES[item["kind"]](item), out, stem, formats)
+            paths += save_figure(kind.show(item), out, stem, formats)
             body = (f'<a href="{stem}.svg"><img src="{stem}.png" alt="{html.escape(item["title"])}"></a>'
                     f'<p class="files"><a href="{stem}.svg">SVG</a> · <a href="{stem}.png">PNG</a></p>')
         sections.append(f'<section id="{item["id"]}"><h2>{html.escape(item["title"])}</h2>'

@@ -32,7 +32,7 @@ import numpy as np
 from ..analysis.inference import ALPHA
 from ..names import slug
 from ..study import EXPERIMENTS
-from .figures import FORMATS, pyplot as _pyplot, save_figure as _save
+from .figures import FORMATS, Mark, add_key, pyplot as _pyplot, save_figure as _save
 
 MODEL_COLOR = "#d95f02"
 REFERENCE_COLOR = "#7f9fbf"
@@ -178,11 +178,45 @@ def bars_figure(result: dict, experiment: str, measure: str, datasets_dir=None):
     result = _load(result)
     if experiment not in result["experiments"]:
         raise ValueError(f"experiment {experiment!r} is not in the result (has: {', '.join(result['experiments'])})")
+    return draw_bars(_panels(result, datasets_dir)[experiment], result["experiments"][experiment],
+                     result["model"]["name"], experiment, measure)
+
+
+def bar_marks(measure: str, unit: str, n_units: int, model_name: str = "", n_models: int = 1,
+              triangles: bool = False, family: str | None = None) -> tuple[list[Mark], str]:
+    """The key of a bar panel (:func:`bar_panel`): one :class:`Mark` per mark it draws, and the
+    note on the tests behind ``*`` and the triangles (``family``: the BH family in words, default
+    the ``n_models`` models of a panel)."""
+    chance = "chance (0.5)" if measure == "accuracy" else "zero (no relation)"
+    marks = []
+    if model_name:
+        marks.append(Mark(f"{model_name}: mean over {n_units} {unit}s", "patch", MODEL_COLOR, "black"))
+    marks += [Mark(f"{'reference ' if model_name else ''}model: mean over {n_units} {unit}s", "patch", REFERENCE_COLOR),
+              Mark(f"a single {unit}", "marker", "#555555", marker="o"),
+              Mark("noise ceiling (lower..upper bound)", "patch", CEILING_COLOR),
+              Mark(chance, "line", "0.35", linestyle="--" if measure == "accuracy" else "-"),
+              Mark("below the lower noise ceiling (q < .05)", "symbol", marker="*")]
+    if family is None:
+        family = f"BH over the {n_models} models of a panel, " if n_models > 1 else ""
+    note = f"*: two-sided Wilcoxon across {unit}s against the lower noise ceiling, {family}q < .05."
+    if triangles:
+        marks += [Mark(f"{model_name} significantly better than that model", "marker", MODEL_COLOR, marker="^"),
+                  Mark(f"{model_name} significantly worse than that model", "marker", "white", MODEL_COLOR, marker="v")]
+        how = ("head-to-head on the trials where the two disagree, Wilcoxon of the per-unit shares vs 0.5, "
+               "BH over the model pairs" if measure == "accuracy" else
+               "per-unit scores on the same trials or each on its own targeted trials, Wilcoxon, BH over the "
+               "comparable model pairs")
+        note += f"\nTriangles: {how}, q < .05."
+    return marks, note
+
+
+def draw_bars(panels: dict, entries: dict, name: str, experiment: str, measure: str):
+    """One axes per condition of ``entries`` (a result's ``experiments[experiment]``), the bars of
+    ``panels`` (its ``panels[experiment]``), ``name`` highlighted; with the key under them."""
+    if measure not in MEASURE_LABELS:
+        raise ValueError(f"unknown measure {measure!r}; known: {', '.join(MEASURE_LABELS)}")
     plt = _pyplot()
-    panels = _panels(result, datasets_dir)[experiment]
-    entries = result["experiments"][experiment]
     conds = list(entries)
-    name = result["model"]["name"]
     n_models = len(next(iter(panels.values()))["models"])
     ncols = min(len(conds), 3 if len(conds) <= 6 else 4)
     nrows = -(-len(conds) // ncols)
@@ -196,22 +230,10 @@ def bars_figure(result: dict, experiment: str, measure: str, datasets_dir=None):
         ax.set_visible(False)
     first = entries[conds[0]]
     fig.suptitle(f"{name}: {MEASURE_LABELS[measure]}, {experiment} experiment", fontsize=11, fontweight="bold")
-    family = f"BH over the {n_models} models of a panel, " if n_models > 1 else ""
-    notes = [
-        f"Bars: mean over {first['n_units']} {first['unit']}s; dots: single {first['unit']}s; grey: noise ceiling "
-        f"(lower..upper bound).  * below the lower ceiling (two-sided Wilcoxon, {family}q < .05)."
-    ]
-    if n_models > 1:
-        how = ("head-to-head on the trials where the two disagree, Wilcoxon of the per-unit shares vs 0.5, "
-               "BH over the model pairs" if measure == "accuracy" else
-               "per-unit scores on the same trials or each on its own targeted trials, Wilcoxon, BH over the "
-               "comparable model pairs")
-        notes.append(
-            f"\u25b2 {name} significantly better than that reference model, \u25bd significantly worse "
-            f"({how}, q < .05)."
-        )
-    fig.text(0.5, -0.01, "\n".join(notes), ha="center", va="top", fontsize=7.5, color="0.25")
     fig.tight_layout()
+    triangles = any(_verdict(entries[c], m, measure) is not None for c in conds for m in panels[c]["models"])
+    marks, note = bar_marks(measure, first["unit"], first["n_units"], name, n_models, triangles)
+    add_key(fig, marks, note, ncol=4)
     return fig
 
 
@@ -237,18 +259,6 @@ def best_reference(result: dict, experiment: str) -> str:
     return max(comps, key=lambda r: (comps[r]["accuracy"], comps[r]["srcs"]))
 
 
-def _pair_table(trials):
-    """One row per sentence pair: its two sentences, trial type and the participants' votes."""
-    chose2 = trials["rating"].to_numpy() >= 4
-    chosen = np.where(chose2, trials["sentence2"].to_numpy(), trials["sentence1"].to_numpy())
-    pairs = {}
-    for pid, s1, s2, tt, c in zip(trials["pair_id"], trials["sentence1"], trials["sentence2"],
-                                  trials["trial_type"], chosen):
-        rec = pairs.setdefault(pid, {"a": s1, "b": s2, "trial_type": tt, "votes": {}})
-        rec["votes"][c] = rec["votes"].get(c, 0) + 1
-    return pairs
-
-
 def plot_scatter(result: dict, experiment: str, out_dir: str | os.PathLike, reference: str | None = None,
                  datasets_dir=None, formats: Sequence[str] = FORMATS) -> list[Path]:
     """Figure kind 3: percentile scatter of the model against ``reference`` (default: the best
@@ -257,11 +267,21 @@ def plot_scatter(result: dict, experiment: str, out_dir: str | os.PathLike, refe
     return _save(fig, out_dir, f"{experiment}_scatter_{slug(reference)}", formats)
 
 
+SCATTER_MARKS = (
+    Mark("sentence most participants chose", "marker", "black", marker="o"),
+    Mark("the other sentence of the pair", "marker", "white", "black", marker="o"),
+    Mark("participants split evenly", "marker", "0.6", "black", marker="o"),
+    Mark("pair the two models order the same way", "line", "#1b7837"),
+    Mark("pair the two models order differently", "line", "#c51b7d"),
+)
+"""The key of the percentile scatter (a line joins the two sentences of a pair)."""
+
+
 def scatter_figure(result: dict, experiment: str, reference: str | None = None, datasets_dir=None):
     """(figure of :func:`plot_scatter`, the reference model used): one axes per trial type."""
-    from ..data.load import fingerprint
+    from ..analysis.trials import pair_votes
     from ..benchmarks.contstim import DATASET, load_experiment
-    from ..study import TRIAL_TYPES
+    from ..data.load import fingerprint
 
     result = _load(result)
     if experiment not in result["experiments"]:
@@ -284,9 +304,21 @@ def scatter_figure(result: dict, experiment: str, reference: str | None = None, 
     missing = [s for s in sentences if s not in result["logprobs"]]
     if missing:
         raise ValueError(f"the result has no log-probability for sentence {missing[0]!r} ({len(missing)} missing)")
-    px = dict(zip(sentences, percentiles(np.array([result["logprobs"][s] for s in sentences]))))
-    py = dict(zip(sentences, percentiles(np.array([refs[reference][s] for s in sentences]))))
-    pairs = _pair_table(trials)
+    fig = draw_scatter(name, reference, experiment, pair_votes(trials),
+                       {s: result["logprobs"][s] for s in sentences}, refs[reference])
+    return fig, reference
+
+
+def draw_scatter(name: str, reference: str, experiment: str, pairs: dict[str, dict],
+                 model_logprobs: dict[str, float], reference_logprobs: dict[str, float]):
+    """The percentile scatter of :func:`scatter_figure` from its pieces: ``pairs`` as
+    :func:`contstim_bench.analysis.trials.pair_votes` gives them, each model's natural-log
+    probability of every sentence of the pairs (percentiles among those sentences)."""
+    from ..study import TRIAL_TYPES
+
+    sentences = list(dict.fromkeys(s for p in pairs.values() for s in (p["a"], p["b"])))
+    px = dict(zip(sentences, percentiles(np.array([model_logprobs[s] for s in sentences]))))
+    py = dict(zip(sentences, percentiles(np.array([reference_logprobs[s] for s in sentences]))))
     types = [t for t in TRIAL_TYPES if any(p["trial_type"] == t for p in pairs.values())]
     plt = _pyplot()
     ncols = min(len(types), 3)
@@ -295,6 +327,7 @@ def scatter_figure(result: dict, experiment: str, reference: str | None = None, 
     for ax, tt in zip(axes.flat, types):
         subset = [p for p in pairs.values() if p["trial_type"] == tt]
         agree = 0
+        dots: dict[str, list[tuple[float, float]]] = {"black": [], "white": [], "0.6": []}
         for p in subset:
             a, b = p["a"], p["b"]
             dx, dy = px[b] - px[a], py[b] - py[a]
@@ -304,8 +337,10 @@ def scatter_figure(result: dict, experiment: str, reference: str | None = None, 
                     lw=0.7, alpha=0.55, zorder=1)
             va, vb = p["votes"].get(a, 0), p["votes"].get(b, 0)
             for s, mine, other in ((a, va, vb), (b, vb, va)):
-                face = "black" if mine > other else "white" if mine < other else "0.6"
-                ax.scatter([px[s]], [py[s]], s=12, facecolor=face, edgecolor="black", lw=0.5, zorder=2)
+                dots["black" if mine > other else "white" if mine < other else "0.6"].append((px[s], py[s]))
+        for face, xy in dots.items():  # one collection per kind of dot (drawing each alone is slow)
+            if xy:
+                ax.scatter(*zip(*xy), s=12, facecolor=face, edgecolor="black", lw=0.5, zorder=2)
         ax.set_xlim(0, 100)
         ax.set_ylim(0, 100)
         ax.set_aspect("equal")
@@ -318,15 +353,9 @@ def scatter_figure(result: dict, experiment: str, reference: str | None = None, 
     for ax in list(axes.flat)[len(types):]:
         ax.set_visible(False)
     fig.suptitle(f"{name} vs {reference}: {experiment} experiment", fontsize=11, fontweight="bold")
-    fig.text(
-        0.5, -0.01,
-        f"Percentiles relative to all {len(sentences)} sentences of the experiment.  Each line joins the two "
-        f"sentences of a pair: green = the models order them the same way, magenta = they disagree.\n"
-        "Filled dot: the sentence most participants chose; open dot: the other one; grey: a tie.",
-        ha="center", va="top", fontsize=7.5, color="0.25",
-    )
     fig.tight_layout()
-    return fig, reference
+    add_key(fig, SCATTER_MARKS, f"Percentiles relative to all {len(sentences)} sentences of the experiment.", ncol=3)
+    return fig
 
 
 # ------------------------------------------------------------------------------------- all

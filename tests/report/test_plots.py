@@ -115,10 +115,11 @@ def test_scatter_pairs_and_percentiles(result):
 
 
 def test_pair_votes(result):
+    from contstim_bench.analysis.trials import pair_votes
     from contstim_bench.benchmarks.contstim import load_experiment
 
     trials, _ = load_experiment("pll", result["datasets"])
-    pairs = plots._pair_table(trials)
+    pairs = pair_votes(trials)
     assert len(pairs) == 132
     assert all(sum(p["votes"].values()) == 30 for p in pairs.values())
 

@@ -1,0 +1,89 @@
+"""What the page of one result shows (``contstim report RESULT``): :func:`model_report`.
+
+A model report is a dict::
+
+    {"title", "model": model.name, "spec", "format", "benchmark": identifier, "source": file name,
+     "headline": {column: value},            # the index's row for this result
+     "items": [item, ...]}                   # in page order
+
+Each item is a report item (``id``, ``kind``, ``title``, ``caption``, ``data``; shown by the kind
+registered in :mod:`contstim_bench.report.items`) with a ``section`` heading; an item that does
+not apply to this result has ``kind`` ``None`` and ``unavailable``: the reason, shown on the page
+in its place.  Which items a result gets:
+
+- a contstim result (:mod:`.model_report_contstim`): per experiment the accuracy and SRCS panels
+  with noise ceilings and significance (Figs. 1, 3, 4), the scores and head-to-head tables, the
+  percentile scatter against each reference model, the head-to-head matrix of every model with
+  this one (Fig. S4) and this model's most severe failures (Tables 1-3);
+- a plausibility or BLiMP result (:mod:`.model_report_kauf`): the figures and tables of Kauf et
+  al. (2024) and Kauf & Ivanova (2023) for one model;
+- every result: its provenance (model, benchmark, dataset fingerprint, package and library
+  versions, dates), whatever the file records.
+
+Scores come from the result and, where an item needs the human trials or the reference models'
+published log-probabilities, from the built dataset the result was computed on (its fingerprint
+must match; otherwise the item says why it is not shown).
+"""
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from ..results.schema import FORMATS
+from .report_items import provenance_item
+
+EXTRA_ITEMS: dict[str, list[Callable]] = {}
+"""Result format -> functions adding items to its pages (:func:`items_for`)."""
+
+
+def items_for(fmt: str):
+    """Register ``fn(result, datasets_dir=None, seed=0) -> list of items`` (made with
+    :func:`.report_items.report_item` or :func:`.report_items.unavailable`): its items go on
+    every page of a result of format ``fmt``, after the built-in ones and before the provenance.
+    How an item's kind is drawn: :mod:`contstim_bench.report.items`."""
+    if fmt not in FORMATS:
+        raise ValueError(f"unknown result format {fmt!r}; known: {', '.join(FORMATS)}")
+
+    def wrap(fn):
+        EXTRA_ITEMS.setdefault(fmt, []).append(fn)
+        return fn
+
+    return wrap
+
+
+def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, seed: int = 0,
+                 source: str | None = None) -> dict:
+    """The page of ``result`` (a validated result dict of any format; module docstring).
+
+    ``seed`` breaks ties among the most severe failures; ``source``: the file it was read from
+    (shown on the page).  ValueError for a format no page is made for."""
+    from . import model_report_contstim, model_report_kauf
+
+    fmt = result.get("format")
+    builders = {
+        "contstim-bench-result": model_report_contstim.contstim_items,
+        "contstim-bench-plausibility": model_report_kauf.plausibility_items,
+        "contstim-bench-blimp": model_report_kauf.blimp_items,
+    }
+    if fmt not in builders:
+        raise ValueError(f"no report page for result format {fmt!r}; `contstim report RESULT` takes the result files "
+                         f"of `contstim evaluate`, `contstim plausibility` and `contstim blimp` "
+                         f"({', '.join(f for f in FORMATS if f in builders)})")
+    headline, items = builders[fmt](result, datasets_dir=datasets_dir, seed=seed)
+    for extra in EXTRA_ITEMS.get(fmt, []):
+        items += extra(result, datasets_dir=datasets_dir, seed=seed)
+    model = result["model"]
+    name = model.get("name") or model.get("spec_typed") or model["spec"]
+    benchmark = result["benchmark"].get("identifier") or FORMATS[fmt]["dataset"]
+    if fmt == "contstim-bench-plausibility":
+        benchmark += f" ({result['method']})"
+    return {
+        "title": f"{name}: {benchmark}",
+        "model": name,
+        "spec": model["spec"],
+        "format": fmt,
+        "benchmark": benchmark,
+        "source": source,
+        "headline": headline,
+        "items": items + [provenance_item(result)],
+    }

@@ -1,0 +1,222 @@
+"""The items of a contstim result's page (:func:`contstim_items`, for
+:func:`contstim_bench.benchmarks.model_report.model_report`).
+
+Per experiment of the result:
+
+- ``<exp>_scores`` and ``<exp>_versus``: the result's numbers per condition (accuracy, SRCS,
+  noise ceilings, q against the lower ceiling) and its head-to-head with every reference model;
+- ``<exp>_accuracy`` / ``<exp>_srcs``: Figs. 1, 3 and 4 with this model among the references
+  (the result's ``panels``);
+- ``<exp>_scatter_<reference>``: the percentile scatter against each reference model;
+- ``<exp>_S4_<condition>``: the head-to-head matrix of every reference model and this one on the
+  condition's pairs (Fig. S4, recomputed here from the log-probabilities: the result holds only
+  this model's row);
+- ``<exp>_T1``..``<exp>_T3``: the pair of the condition on which this model failed most severely
+  (:func:`contstim_bench.analysis.failures.worst_pair`, on the trial selection the result used:
+  the trials that target the model when some do, every trial of the condition otherwise).
+
+The scatter, matrices and tables read the human trials and the reference log-probabilities from
+the dataset; when it is missing or not the one the result was computed on (fingerprint), or the
+experiment is a round of the benchmark, they say so in their place.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import asdict
+
+from ..analysis.evaluation import log_ratios_from_logprobs
+from ..analysis.failures import worst_pair
+from ..analysis.selection import Condition, condition
+from ..analysis.trials import pair_votes, prepare_trials
+from ..names import slug
+from ..study import EXPERIMENTS
+from .contstim import DATASET, load_experiment
+from .contstim_compare import compare_logprobs
+from .report_items import report_item, unavailable
+
+MATRIX_CONDITIONS = ("randomly_sampled_natural", "natural_controversial", "synthetic_vs_synthetic")
+"""Conditions whose pairs were chosen to contrast models (or sampled at random): Figs. S3/S4."""
+
+TABLES = {
+    "T1": ("natural_controversial", "Table 1: the controversial natural pair on which {m} failed most severely"),
+    "T2": ("synthetic_vs_synthetic", "Table 2: the controversial synthetic pair on which {m} failed most severely"),
+    "T3": ("natural_vs_synthetic", "Table 3: the natural vs synthetic pair on which {m} failed most severely"),
+}
+CONDITION_WORDS = {"natural_controversial": "controversial natural", "synthetic_vs_synthetic": "synthetic vs synthetic",
+                   "natural_vs_synthetic": "natural vs synthetic", "randomly_sampled_natural": "randomly sampled natural"}
+
+
+def _headline(result: dict) -> dict:
+    row: dict = {}
+    for exp, conds in result["experiments"].items():
+        e = conds.get("all") or next(iter(conds.values()))
+        row[f"{exp} accuracy"] = e["accuracy"]
+        row[f"{exp} accuracy ceiling (lower)"] = e["accuracy_noise_ceiling"]["lower"]
+        row[f"{exp} SRCS"] = e["srcs"]
+        row[f"{exp} SRCS ceiling (lower)"] = e["srcs_noise_ceiling"]["lower"]
+    return row
+
+
+def _q(p: float | None) -> str:
+    return "" if p is None else f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+def score_rows(entries: dict) -> list[dict]:
+    """One row per condition of an experiment: the result's scores, ceilings and q-values."""
+    rows = []
+    for cond, e in entries.items():
+        rows.append({"condition": cond, "selection": e["selection"], "units": e["n_units"], "trials": e["n_trials"],
+                     "accuracy": e["accuracy"], "accuracy ceiling": f"{e['accuracy_noise_ceiling']['lower']:.3f}-"
+                     f"{e['accuracy_noise_ceiling']['upper']:.3f}", "q vs lower (accuracy)":
+                     _q(e["p_vs_lower_ceiling"]["accuracy"]), "SRCS": e["srcs"], "SRCS ceiling":
+                     f"{e['srcs_noise_ceiling']['lower']:.3f}-{e['srcs_noise_ceiling']['upper']:.3f}",
+                     "q vs lower (SRCS)": _q(e["p_vs_lower_ceiling"]["srcs"]),
+                     "degenerate": e.get("degenerate") or ""})
+    return rows
+
+
+def versus_rows(entries: dict, name: str) -> list[dict]:
+    """The result's head-to-head of this model with every other model, per condition."""
+    rows = []
+    for cond, e in entries.items():
+        for other, h in (e.get("head_to_head") or {}).items():
+            verdict = ("not separable (never disagree)" if h["n_trials"] == 0 else
+                       "no significant difference" if not h["significant"] else
+                       "this model better" if h["better"] == name else "other model better")
+            rows.append({"condition": cond, "other model": other, "selection": h["selection"],
+                         "pairs disagreeing": f"{h['n_pairs']} of {h['n_pairs_selected']}", "trials": h["n_trials"],
+                         "share for this model": h["share"], "q (BH)": _q(h["p_bh"]), "verdict": verdict})
+    return rows
+
+
+def _dataset_problem(result: dict, experiment: str, datasets_dir) -> str | None:
+    """Why the dataset cannot serve the items that need the human trials (None: it can)."""
+    if experiment not in EXPERIMENTS:
+        return (f"{experiment} is a round of the benchmark; these items are made for the paper's experiments "
+                f"({', '.join(EXPERIMENTS)}) only")
+    from ..data.load import fingerprint
+
+    try:
+        local = fingerprint(DATASET, datasets_dir)
+    except FileNotFoundError as exc:
+        return f"the {DATASET} dataset cannot be built here ({exc})"
+    wanted = result["benchmark"]["dataset_fingerprint"]
+    if local != wanted:
+        return (f"the local {DATASET} dataset (fingerprint {local[:12]}) is not the one the result was computed on "
+                f"({wanted[:12]}); rebuild it or pass its folder with --datasets")
+    return None
+
+
+def _bars(result: dict, exp: str, name: str, section: str) -> list[dict]:
+    out = []
+    for measure, fig, what in (("accuracy", "Figures 1 and 3", "prediction accuracy"),
+                               ("srcs", "Figure 4", "signed-rank cosine similarity (SRCS)")):
+        id_, title = f"{exp}_{measure}", f"{fig}: {what} of {name} and the reference models, {exp} experiment"
+        if "panels" not in result or exp not in result["panels"]:
+            out.append(unavailable(id_, title, "the result has no 'panels' section (every model of each condition); "
+                                   "evaluate the model again with `contstim evaluate` (scores come from the cache)",
+                                   section))
+            continue
+        out.append(report_item(id_, "result_bars", title,
+                               f"One panel per condition: a bar per model at its mean {what} over units, dots the "
+                               "single units, the grey band the noise ceiling, * a model significantly below its "
+                               f"lower ceiling, triangles where {name} is significantly better or worse than that "
+                               "model (the key and the notes under the figure say which tests).",
+                               {"panels": result["panels"][exp], "entries": result["experiments"][exp], "model": name,
+                                "experiment": exp, "measure": measure}, section))
+    return out
+
+
+def _matrices(result, exp, name, lps, refs, datasets_dir, section) -> list[dict]:
+    conds = [c for c in MATRIX_CONDITIONS if c in result["experiments"][exp]]
+    if not conds:
+        return [unavailable(f"{exp}_S4", f"Figure S4: head-to-head matrix, {exp} experiment",
+                            f"the {exp} experiment has no randomly sampled, controversial natural or synthetic pairs",
+                            section)]
+    models = {**refs, name: lps}
+    ties = result.get("analysis", {}).get("ties", "half")
+    comparison = compare_logprobs(models, exp, datasets_dir, conditions=conds, ties=ties)
+    return [report_item(f"{exp}_S4_{c}", "head_to_head",
+                        f"Figure S4: every model against every other on the {CONDITION_WORDS[c]} pairs ({exp})",
+                        "Each cell: on the pairs where the row and column models prefer different sentences, the share "
+                        "of participants' choices that agreed with the row model (pooled over trials, as in the "
+                        f"paper); {name} in bold. Stars: two-sided Wilcoxon of the per-unit shares vs 0.5, BH over "
+                        "the model pairs.", {"comparison": comparison, "condition": c, "highlight": name}, section)
+            for c in conds]
+
+
+def _failure_tables(result, exp, name, trials, lps, refs, seed, section) -> list[dict]:
+    entries = result["experiments"][exp]
+    prepared = prepare_trials(trials)
+    ratio = prepared.orient(log_ratios_from_logprobs(trials, lps))
+    ties = result.get("analysis", {}).get("ties", "half")
+    out = []
+    for id_, (cond_key, title) in TABLES.items():
+        title = title.format(m=name) + f" ({exp} experiment)"
+        if cond_key not in entries:
+            out.append(unavailable(f"{exp}_{id_}", title, f"the {exp} experiment has no "
+                                   f"{CONDITION_WORDS[cond_key]} trials", section))
+            continue
+        cond = condition(cond_key)
+        targeted = entries[cond_key]["selection"] != "all"
+        if not targeted:  # no trial targets this model: every trial of the condition, as its scores
+            cond = Condition(cond.key, cond.trial_type, None)
+        failure = worst_pair(prepared.frame, ratio, name, cond, {**refs, name: lps}, seed=seed, ties=ties)
+        if failure is None:
+            out.append(unavailable(f"{exp}_{id_}", title, "no trial of the condition evaluates this model", section))
+            continue
+        which = ("the trials that target it" if targeted else
+                 "every trial of the condition (no trial targets this model)")
+        out.append(report_item(f"{exp}_{id_}", "failures", title,
+                               f"Among {which}: the pair on which {name}'s accuracy (mean over the participants who saw "
+                               "it) was lowest, ties broken at random with the report's seed; model 2: "
+                               + ("the model the pair was made to contrast it with" if targeted else
+                                  "the first (by name) of the reference models the pair was made to contrast")
+                               + "; sentence 1 is the one most participants chose; log-probabilities in natural log, "
+                               "the higher one bold.",
+                               {"condition": cond_key, "rows": [asdict(failure)]}, section))
+    return out
+
+
+def contstim_items(result: dict, datasets_dir: str | os.PathLike | None = None, seed: int = 0) -> tuple[dict, list]:
+    """(headline, items) of a contstim result (module docstring)."""
+    name = result["model"]["name"]
+    items: list[dict] = []
+    for exp, entries in result["experiments"].items():
+        section = f"{exp} experiment"
+        items += [report_item(f"{exp}_scores", "rows", f"Scores of {name} per condition, {exp} experiment",
+                              "As recorded in the result: mean over units, noise ceiling (lower-upper), BH-adjusted "
+                              "two-sided Wilcoxon q against the lower ceiling.", {"rows": score_rows(entries)}, section)]
+        items += _bars(result, exp, name, section)
+        versus = versus_rows(entries, name)
+        if versus:
+            items.append(report_item(f"{exp}_versus", "rows", f"{name} head-to-head with every other model, {exp}",
+                                     "On the pairs where the two models prefer different sentences: the share of "
+                                     "participants' choices that went to this model's sentence (mean over units; 0.5 = "
+                                     "no difference), BH-adjusted two-sided Wilcoxon q of the shares vs 0.5.",
+                                     {"rows": versus}, section))
+        problem = _dataset_problem(result, exp, datasets_dir)
+        needs = [(f"{exp}_scatter", f"Percentile scatter of {name} against each reference model ({exp})"),
+                 (f"{exp}_S4", f"Figure S4: head-to-head matrices ({exp})"),
+                 (f"{exp}_T", f"Tables 1-3: the pairs on which {name} failed most severely ({exp})")]
+        if problem is not None:
+            items += [unavailable(i, t, problem, section) for i, t in needs]
+            continue
+        trials, refs = load_experiment(exp, datasets_dir)
+        refs.pop(name, None)
+        sentences = {s for pair in zip(trials["sentence1"], trials["sentence2"]) for s in pair}
+        lps = {s: result["logprobs"][s] for s in sentences}
+        pairs = pair_votes(trials)
+        for ref in refs:
+            items.append(report_item(f"{exp}_scatter_{slug(ref)}", "scatter", f"{name} against {ref}: sentence "
+                                     f"log-probability percentiles ({exp})",
+                                     f"Each sentence pair of the experiment as two dots joined by a line, at the "
+                                     f"percentile of each sentence's log-probability under {name} (x) and {ref} (y) "
+                                     "among all sentences of the experiment (as Figs. 1a, 1b and 3a).",
+                                     {"model": name, "reference": ref, "experiment": exp, "pairs": pairs,
+                                      "model_logprobs": lps, "reference_logprobs": refs[ref]}, section))
+        items += _matrices(result, exp, name, lps, refs, datasets_dir, section)
+        items += _failure_tables(result, exp, name, trials, lps, refs, seed, section)
+    for exp, why in result.get("skipped_experiments", {}).items():
+        items.append(unavailable(f"{exp}_skipped", f"{exp} experiment", f"not evaluated: {why}", f"{exp} experiment"))
+    return _headline(result), items

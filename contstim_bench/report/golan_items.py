@@ -1,0 +1,70 @@
+"""How the Golan et al. (2023) items that the benchmarks compute for any model are shown: Fig. 2
+(``synthesis``: a synthetic pair's search from its natural start sentence) and Table S2
+(``token_counts``: the token-count control).  Registered in :mod:`.items`; the numbers come from
+:mod:`contstim_bench.generate.illustration` and :mod:`contstim_bench.benchmarks.contstim_golan`."""
+from __future__ import annotations
+
+import numpy as np
+
+from .figures import pyplot
+from .items import figure_kind, table_kind
+
+
+def _synthesis_axes(ax, data: dict, key: str) -> None:
+    """One panel of Fig. 2 in ``key`` coordinates ("percentile" or "logprob")."""
+    m1, m2 = data["models"]
+    t = data["triplet"]
+    nat = np.array(data["natural"][key])
+    ax.scatter(nat[:, 0], nat[:, 1], s=14, facecolors="none", edgecolors="0.45", linewidths=0.7,
+               label="natural sentences (start sentences of the run)")
+    colors = {"S1": "#1f77b4", "S2": "#d62728"}
+    for which, what in (("S1", f"S1: keeps {m1}, lowers {m2}"), ("S2", f"S2: keeps {m2}, lowers {m1}")):
+        path = np.array(t[f"path_{which}"][key])
+        ax.plot(path[:, 0], path[:, 1], "-", color=colors[which], lw=1.0, marker="o", ms=3, alpha=0.8,
+                label=f"search path to {which} (one dot per word replacement)")
+        ax.scatter(path[-1, 0], path[-1, 1], s=70, color=colors[which], edgecolors="black", zorder=5, label=what)
+    ax.scatter(*t["path_S1"][key][0], s=110, facecolors="white", edgecolors="black", linewidths=1.4, zorder=6,
+               label="start sentence N")
+    unit = "p(sentence) percentile" if key == "percentile" else "log p(sentence), nats"
+    ax.set_xlabel(f"{m1}: {unit}", fontsize=8)
+    ax.set_ylabel(f"{m2}: {unit}", fontsize=8)
+    ax.tick_params(labelsize=7)
+    if key == "percentile":
+        ax.set_xlim(-2, 102)
+        ax.set_ylim(-2, 102)
+        ax.set_aspect("equal")
+
+
+@figure_kind("synthesis")
+def synthesis_figure(item: dict):
+    """Fig. 2: natural sentences (small open dots), the start sentence (big open dot), the two
+    synthetic sentences (closed dots) and the search's path to each (lines, small dots), in
+    percentiles (left, as in the paper) and in log-probabilities (right); a key for every mark and
+    the three sentences below."""
+    plt = pyplot()
+    data = item["data"]
+    t = data["triplet"]
+    fig, axes = plt.subplots(1, 2, figsize=(10.5, 5.2))
+    for ax, key in zip(axes, ("percentile", "logprob")):
+        _synthesis_axes(ax, data, key)
+    axes[1].legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.02, 1.0), frameon=False)
+    fig.suptitle(item["title"], fontsize=10)
+    fig.text(0.02, 0.01, f"N: {t['N']}\nS1: {t['S1']}\nS2: {t['S2']}", fontsize=8, va="bottom")
+    fig.tight_layout(rect=(0, 0.09, 1, 1))
+    return fig
+
+
+def _p_text(p: float | None) -> str:
+    """A p-value as the paper prints it: 4 decimals, "< 0.0001" below that."""
+    return "" if p is None else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
+
+
+@table_kind("token_counts")
+def token_count_rows(item: dict) -> list[dict]:
+    """Table S2: one row per model (counts of the tested synthetic pairs by which sentence has more
+    of the model's tokens, the model's ties, the binomial p and its BH q; a star and bold on q < .05)."""
+    return [{"model": r["model"] + ("" if r["selection"] == "targeted" else " (every synthetic pair)"),
+             "pairs": r["n_pairs"], "accepted has more tokens": r["accepted_more"], "equal token counts": r["equal"],
+             "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": _p_text(r["p"]),
+             "q (BH)": _p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
+             "_bold": {"q (BH)": r["significant"]}} for r in item["data"]["rows"]]
