@@ -264,9 +264,9 @@ class MaskedLMScorer(Scorer):
         return out
 
     # ----------------------------------------------------------------- planning
-    def _normalize_for(self, n_words: int) -> bool:
+    def _normalize_for(self, n_words: int, method: str | None = None) -> bool:
         if self.normalize == "auto":
-            return self.base_method.startswith("approx") and n_words == 8
+            return (method or self.base_method).startswith("approx") and n_words == 8
         return self.normalize == "1"
 
     def _plan_for(self, tok: TokenizedSentence) -> Plan:
@@ -282,16 +282,21 @@ class MaskedLMScorer(Scorer):
         ``method`` (default: the scorer's own, which must then be a PLL method), with the
         tokenized sentence (``pieces``: tokens per word) to group them.  Their sum is the
         method's sentence score.  Words are the scorer's ``words`` when it reads out a PLL
-        method, else the tokenizer's (as minicons and Kauf & Ivanova).  Not cached."""
+        method, else the tokenizer's (as minicons and Kauf & Ivanova); ``normalize=auto`` is off
+        for PLL methods.  Not cached."""
         method = method or self.base_method
         if method not in PLL_METHODS:
             raise ValueError(f"token log-probabilities need a PLL method ({', '.join(PLL_METHODS)}), got {method!r}")
-        words = self.words if self.base_method in PLL_METHODS else "tokenizer"
         sents = validate_sentences(sentences)
-        toks = tokenize_many(self.tokenizer, sents, words)
+        toks = tokenize_many(self.tokenizer, sents, self._words_for(method))
         values = self._run_plans(sents, lambda tok: pll_plan(tok.pieces, PLL_METHODS[method], per_token=True),
-                                 words=words)
+                                 readout=method)
         return [TokenLogprobs(t, v) for t, v in zip(toks, values)]
+
+    def _words_for(self, method: str) -> str:
+        """Word unit of a read-out: the scorer's own, or the tokenizer's for a PLL method read out
+        of a scorer of another method."""
+        return self.words if method == self.base_method or self.base_method in PLL_METHODS else "tokenizer"
 
     def row_batches(self, sentences: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The ``(input_ids, attention_mask)`` batches that scoring ``sentences`` runs through the
@@ -303,11 +308,13 @@ class MaskedLMScorer(Scorer):
             for _, _, x, att in masked_rows.batches(prep, self.batch_size)
         ]
 
-    def _chunks(self, sentences: list[str], make_plan, dedupe: bool = True, words: str | None = None):
+    def _chunks(self, sentences: list[str], make_plan, dedupe: bool = True, readout: str | None = None):
         """Yield ``(sentence indices, plans, prepared rows)`` in chunks of about _CHUNK_ROWS rows,
         sentences taken by decreasing token length; ``dedupe``: identical rows run once (see
-        :func:`.masked_rows.prepare`); ``words``: the word unit (default the scorer's)."""
-        toks = tokenize_many(self.tokenizer, sentences, words or self.words)
+        :func:`.masked_rows.prepare`); ``readout``: the method whose words and normalisation
+        apply (default the scorer's)."""
+        readout = readout or self.base_method
+        toks = tokenize_many(self.tokenizer, sentences, self._words_for(readout))
         limit = self._max_tokens()
         for t in toks:
             if limit is not None and len(t.input_ids) > limit:
@@ -326,19 +333,19 @@ class MaskedLMScorer(Scorer):
                 plans.append(plan)
                 n_rows += len(plan.rows)
                 i += 1
-            norms = [self._normalize_for(n_ws[j]) for j in chunk]
+            norms = [self._normalize_for(n_ws[j], readout) for j in chunk]
             prep = masked_rows.prepare([toks[j] for j in chunk], plans, norms, self.pad_id, self.mask_id, dedupe)
             yield chunk, plans, prep
 
     def _run_plans(self, sentences: list[str], make_plan, dedupe: bool = True,
-                   words: str | None = None) -> list[np.ndarray]:
+                   readout: str | None = None) -> list[np.ndarray]:
         """Tokenize, plan, run every masked copy (length-sorted batches) and combine.
         ``dedupe``: run identical rows once (every method but the Monte-Carlo baseline, whose
-        orders each run on their own rows as in the original algorithm); ``words``: the word
-        unit (default the scorer's)."""
+        orders each run on their own rows as in the original algorithm); ``readout``: see
+        :meth:`_chunks`."""
         results: list[np.ndarray | None] = [None] * len(sentences)
         bar = self._progress(None, f"{self.base_method} sentences", total=len(sentences))
-        for chunk, plans, prep in self._chunks(sentences, make_plan, dedupe, words):
+        for chunk, plans, prep in self._chunks(sentences, make_plan, dedupe, readout):
             x_all, len_all, t, out_offsets, n_out = prep
             lp = np.zeros(len(t["row"]), dtype=np.float64)
             for start, end, x, att in masked_rows.batches(prep, self.batch_size):

@@ -110,3 +110,12 @@ def test_token_logprobs_sum_to_the_sentence_score(tokenizer, method):
 def test_token_logprobs_refuses_other_methods(tokenizer):
     with pytest.raises(ValueError, match="token log-probabilities need a PLL method"):
         _scorer(tokenizer, "approx-ll").token_logprobs([SENTENCE])
+
+
+def test_token_logprobs_of_another_scorer_use_the_pll_conventions(tokenizer):
+    """An approx-ll scorer normalises 8-word sentences and splits on whitespace; its PLL
+    read-outs do neither (tokenizer words, no normalisation), as a pll scorer's."""
+    eight = "The souvenir was lost by the traveler ."  # 8 whitespace words
+    (tl,) = _scorer(tokenizer, "approx-ll").token_logprobs([eight], "pll-word-l2r")
+    assert tl.values.sum() == pytest.approx(_scorer(tokenizer, "pll-word-l2r").score([eight])[0], abs=1e-12)
+    assert tl.values.sum() == pytest.approx(HAND["pll-word-l2r"], abs=1e-12)
