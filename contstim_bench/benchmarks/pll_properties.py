@@ -113,7 +113,7 @@ def _masked_scores(scorer, texts: list[str], spans: list[tuple[int, int]] | None
     where = span_tokens(scorer.tokenizer, texts, spans) if spans is not None else None
     out = {}
     for metric in PLL_METRICS:
-        got = scorer.token_logprobs(texts, metric)
+        got = scorer.pll_token_logprobs(texts, metric)
         out[metric] = [float(t.values.sum() if where is None else t.values[where[i]].sum()) for i, t in enumerate(got)]
     return out
 

@@ -88,7 +88,7 @@ def _frequency_panels(result: dict) -> list[dict]:
         if corr is None:
             continue
         panels.append({"model": model_label(result), "metric": m, "label": metric_label(m),
-                       "word": [words["word"][i] for i in keep],
+                       "template": result["benchmark"]["template"], "word": [words["word"][i] for i in keep],
                        "log_frequency": [words["log_frequency"][i] for i in keep],
                        "score": [words[m][i] for i in keep],
                        "n_tokens": [words["n_tokens"][i] for i in keep] if words["n_tokens"][0] is not None else None,
@@ -197,4 +197,17 @@ def summary_lines(result: dict) -> list[str]:
             r = "-" if c is None or c["r"] is None else f"{c['r']:+.2f} {c['stars']}"
             parts.append(f"{what} R = {r:<9}")
         out.append("  ".join(parts))
+    return out
+
+
+def items_for_results(results: list[dict]) -> list[dict]:
+    """:func:`kauf_ivanova_items` of every ``pll-properties`` result of ``results`` (other formats are
+    ignored), in order: a masked model's Fig. 4 against the first causal model among them, and Table 2
+    with every result's tokenizer (the page of each model shows all of them)."""
+    mine = [r for r in results if isinstance(r, dict) and r.get("format") == FORMAT]
+    causal = [r for r in mine if r["metrics"] == [CAUSAL_METRIC]]
+    out = []
+    for r in mine:
+        ref = next((c for c in causal if c is not r), None) if r["metrics"] != [CAUSAL_METRIC] else None
+        out.append(kauf_ivanova_items(r, reference=ref, others=[o for o in mine if o is not r and o is not ref]))
     return out

@@ -97,7 +97,8 @@ def frequency_figure(item: dict):
                     ax.scatter(np.asarray(p["log_frequency"])[sel], np.asarray(p["score"])[sel], s=8, alpha=0.7,
                                color=colour[k], edgecolors="none", label=f"word of {k} token{'s' if k > 1 else ''}")
         _fit(ax, p["log_frequency"], p["score"])
-        ax.set_title(f"{p['model']} | {p['label']}\n{_r(p['correlation'])}", fontsize=8.5)
+        other = "" if p["template"] == item["data"]["template"] else f"\ncontext: {p['template']}"
+        ax.set_title(f"{p['model']} | {p['label']}\n{_r(p['correlation'])}{other}", fontsize=8.5)
         ax.set_xlabel(item["data"]["frequency_label"], fontsize=8)
         ax.set_ylabel(f"Word {'LL' if p['label'] == 'LL' else 'PLL'} score", fontsize=8)
         ax.tick_params(labelsize=7)

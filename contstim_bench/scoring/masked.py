@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -60,7 +59,7 @@ from .orders import (
     sampled_plan,
     shared_exact_mean_plan,
 )
-from .word_pieces import WORD_UNITS, TokenizedSentence, tokenize_many, whitespace_marks
+from .word_pieces import WORD_UNITS, TokenizedSentence, TokenLogprobs, tokenize_many, whitespace_marks
 
 METHODS = ("approx-ll", "approx-ll-sampled", "pll", "pll-word-l2r", "pll-whole-word", "pll-sentence-l2r")
 PLL_METHODS = {"pll": "original", "pll-word-l2r": "word-l2r", "pll-whole-word": "whole-word",
@@ -71,19 +70,6 @@ OPTIONS = ("method", "normalize", "words", "orders", "seed", "max_rows")
 OPTION_KEYS = set(OPTIONS)
 #: masked copies planned and run together (bounds memory)
 _CHUNK_ROWS = 8192
-
-
-@dataclass(frozen=True)
-class TokenLogprobs:
-    """One sentence's content-token log-probabilities (natural log, float64) under a PLL method,
-    in the order of ``tokens.content``; ``tokens.pieces`` groups them into words."""
-
-    tokens: TokenizedSentence
-    values: np.ndarray
-
-    def word_sums(self) -> np.ndarray:
-        """Summed log-probability of each word (float64, one per word)."""
-        return np.add.reduceat(self.values, np.cumsum((0,) + self.tokens.pieces[:-1]))
 
 
 def _torch():
@@ -277,7 +263,7 @@ class MaskedLMScorer(Scorer):
             return sampled_plan(tok.pieces, sampled_orders(tok.n_words, self.n_orders, self.seed, tok.sentence))
         return pll_plan(tok.pieces, PLL_METHODS[m])
 
-    def token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list[TokenLogprobs]:
+    def pll_token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list[TokenLogprobs]:
         """Natural-log probability of every content token of each sentence under the PLL
         ``method`` (default: the scorer's own, which must then be a PLL method), with the
         tokenized sentence (``pieces``: tokens per word) to group them.  Their sum is the

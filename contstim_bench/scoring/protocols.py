@@ -18,7 +18,7 @@ protocol                     method                                      familie
 :class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
 :class:`SentenceLookup`      ``can_score(sentences)`` -> bool per sentence  precomputed
 :class:`Tokenized`           ``tokenizer`` (a fast Hugging Face one)      hf-causal, hf-masked
-:class:`PLLTokenScorer`      ``token_logprobs(sentences, method)``        hf-masked
+:class:`PLLTokenScorer`      ``pll_token_logprobs(sentences, method)``    hf-masked
 ===========================  ==========================================  =====================
 
 A :class:`SentenceLookup` is a log-probability scorer that only *looks up* stored values (the
@@ -142,8 +142,8 @@ class Tokenized(Protocol):
 class PLLTokenScorer(Protocol):
     """A masked LM's per-token log-probabilities under a PLL read-out (Kauf & Ivanova 2023)."""
 
-    def token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list:
-        """One :class:`~.masked.TokenLogprobs` per sentence (content tokens, natural log)."""
+    def pll_token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list:
+        """One :class:`~.word_pieces.TokenLogprobs` per sentence (content tokens, natural log)."""
 
 
 @runtime_checkable

@@ -52,6 +52,20 @@ class TokenizedSentence:
         return self.content_ids[start : start + self.pieces[word]]
 
 
+@dataclass(frozen=True)
+class TokenLogprobs:
+    """One sentence's content-token log-probabilities (natural log, float64) under a PLL method
+    (:meth:`.masked.MaskedLMScorer.pll_token_logprobs`), in the order of ``tokens.content``;
+    ``tokens.pieces`` groups them into words."""
+
+    tokens: TokenizedSentence
+    values: np.ndarray
+
+    def word_sums(self) -> np.ndarray:
+        """Summed log-probability of each word (float64, one per word)."""
+        return np.add.reduceat(self.values, np.cumsum((0,) + self.tokens.pieces[:-1]))
+
+
 def require_fast(tokenizer) -> None:
     if not getattr(tokenizer, "is_fast", False):
         raise TypeError(

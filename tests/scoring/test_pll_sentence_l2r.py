@@ -12,8 +12,6 @@ import math
 
 import numpy as np
 import pytest
-import torch
-from transformers.modeling_outputs import MaskedLMOutput
 
 from contstim_bench.scoring import masked
 from contstim_bench.scoring.orders import pll_plan
@@ -23,30 +21,6 @@ import tiny_mlm  # tests/tiny_mlm.py
 SENTENCE = "The souvenir was lost by the traveler."
 VOCAB = [*tiny_mlm.SPECIALS, "The", "the", "so", "##uven", "##ir", "was", "lost", "by", "traveler", "."]
 V = len(VOCAB)  # 15
-
-
-def _tokenizer():
-    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
-
-    tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(VOCAB)}, unk_token="[UNK]"))
-    tok.normalizer = normalizers.BertNormalizer(lowercase=False)
-    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
-    return tiny_mlm._wrap(tok, "[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]")
-
-
-class CountingMLM(torch.nn.Module):
-    """Logit of token ``target`` = number of visible tokens of the row; every other logit 0."""
-
-    def __init__(self, vocab: int, mask_id: int, target: int):
-        super().__init__()
-        self.vocab, self.mask_id, self.target = vocab, mask_id, target
-        self.register_buffer("unused", torch.zeros(1))
-
-    def forward(self, input_ids, attention_mask=None):
-        visible = ((input_ids != self.mask_id) & (attention_mask.bool())).sum(-1).double()
-        logits = torch.zeros(*input_ids.shape, self.vocab, dtype=torch.float64)
-        logits[:, :, self.target] = visible[:, None]
-        return MaskedLMOutput(logits=logits)
 
 
 def f(c: int) -> float:
@@ -66,13 +40,13 @@ HAND = {
 
 @pytest.fixture(scope="module")
 def tokenizer():
-    tok = _tokenizer()
+    tok = tiny_mlm.hand_wordpiece(VOCAB)
     assert tok.tokenize(SENTENCE) == ["The", "so", "##uven", "##ir", "was", "lost", "by", "the", "traveler", "."]
     return tok
 
 
 def _scorer(tokenizer, method):
-    model = CountingMLM(V, tokenizer.mask_token_id, target=tokenizer.pad_token_id)
+    model = tiny_mlm.counting_mlm(V, tokenizer.mask_token_id, target=tokenizer.pad_token_id)
     return masked.MaskedLMScorer(model, tokenizer, method=method, device="cpu", cache=False, progress=False,
                                  batch_size=5)
 
@@ -96,9 +70,9 @@ def test_sentence_l2r_masks_the_closing_token(tokenizer):
 
 
 @pytest.mark.parametrize("method", list(HAND))
-def test_token_logprobs_sum_to_the_sentence_score(tokenizer, method):
+def test_pll_token_logprobs_sum_to_the_sentence_score(tokenizer, method):
     sc = _scorer(tokenizer, "approx-ll")  # any scorer reads out any PLL method per token
-    (tl,) = sc.token_logprobs([SENTENCE], method)
+    (tl,) = sc.pll_token_logprobs([SENTENCE], method)
     assert tl.tokens.pieces == (1, 3, 1, 1, 1, 1, 1, 1)
     assert tl.values.sum() == pytest.approx(HAND[method], abs=1e-12)
     words = tl.word_sums()
@@ -107,15 +81,26 @@ def test_token_logprobs_sum_to_the_sentence_score(tokenizer, method):
         np.testing.assert_allclose(words[1], f(9) + f(10) + f(11), atol=1e-12)
 
 
-def test_token_logprobs_refuses_other_methods(tokenizer):
+def test_pll_token_logprobs_refuses_other_methods(tokenizer):
     with pytest.raises(ValueError, match="token log-probabilities need a PLL method"):
-        _scorer(tokenizer, "approx-ll").token_logprobs([SENTENCE])
+        _scorer(tokenizer, "approx-ll").pll_token_logprobs([SENTENCE])
 
 
-def test_token_logprobs_of_another_scorer_use_the_pll_conventions(tokenizer):
+def test_pll_token_logprobs_of_another_scorer_use_the_pll_conventions(tokenizer):
     """An approx-ll scorer normalises 8-word sentences and splits on whitespace; its PLL
     read-outs do neither (tokenizer words, no normalisation), as a pll scorer's."""
     eight = "The souvenir was lost by the traveler ."  # 8 whitespace words
-    (tl,) = _scorer(tokenizer, "approx-ll").token_logprobs([eight], "pll-word-l2r")
+    (tl,) = _scorer(tokenizer, "approx-ll").pll_token_logprobs([eight], "pll-word-l2r")
     assert tl.values.sum() == pytest.approx(_scorer(tokenizer, "pll-word-l2r").score([eight])[0], abs=1e-12)
     assert tl.values.sum() == pytest.approx(HAND["pll-word-l2r"], abs=1e-12)
+
+
+def test_only_masked_scorers_read_out_pll_tokens(tokenizer):
+    """A causal scorer's own ``token_logprobs(sentence)`` is not the PLL read-out protocol."""
+    from contstim_bench.scoring.causal import CausalScorer
+    from contstim_bench.scoring.protocols import PLLTokenScorer, Tokenized
+
+    assert isinstance(_scorer(tokenizer, "pll"), PLLTokenScorer)
+    causal = object.__new__(CausalScorer)
+    causal.tokenizer = tokenizer
+    assert not isinstance(causal, PLLTokenScorer) and isinstance(causal, Tokenized)
