@@ -90,9 +90,9 @@ def read_frequencies(path: str | os.PathLike) -> dict[str, float]:
     ``word`` and ``count``, words of count 0 left out: the paper's operationalisation (with their
     Google Books counts).  ValueError names a missing column or a count that is not a number >= 0."""
     with open(path, newline="", encoding="utf-8") as fh:
-        sample = fh.read(4096)
+        first = fh.readline()
         fh.seek(0)
-        rows = list(csv.DictReader(fh, delimiter="\t" if "\t" in sample.splitlines()[0] else ","))
+        rows = list(csv.DictReader(fh, delimiter="\t" if "\t" in first else ","))
     if not rows or not {"word", "count"} <= set(rows[0]):
         raise ValueError(f"{path}: a word-frequency file needs the columns word and count")
     out = {}

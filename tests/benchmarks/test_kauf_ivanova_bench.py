@@ -186,6 +186,9 @@ def test_frequency_file_as_the_paper(tmp_path):
     path.write_text("word,count\nthe,-1\n", encoding="utf-8")
     with pytest.raises(ValueError, match="line 2: count '-1' is not a number >= 0"):
         read_frequencies(path)
+    path.write_text("", encoding="utf-8")
+    with pytest.raises(ValueError, match="needs the columns word and count"):
+        read_frequencies(path)
 
 
 @pytest.mark.slow
