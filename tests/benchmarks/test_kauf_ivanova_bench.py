@@ -154,6 +154,7 @@ def test_items_against_a_causal_reference(masked_result, trigram, sentences):
         kauf_ivanova_items({"format": "contstim-bench-blimp"})
 
 
+@pytest.mark.slow
 def test_figures_have_a_key_for_every_mark(masked_result, trigram, sentences, tmp_path):
     from contstim_bench.report.figures import pyplot, save_figure
     from contstim_bench.report.kauf_ivanova import FIGURES, oov_table
@@ -227,3 +228,25 @@ def test_items_for_several_results(masked_result, trigram, sentences):
     assert first["KI-F4"]["data"]["causal_model"] == "trigram"
     assert [r["model"] for r in first["KI-T2"]["data"]["rows"]] == ["counting-mlm", "other"]
     assert "KI-F4" in pages[1]["skipped"]
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("one_torch_thread")
+def test_byte_level_word_scores(sentences):
+    """SmolLM2's byte-level BPE with a tiny random RoBERTa: in 'My word is "raider".' = My Ġword Ġis
+    Ġ" ra ider ". the word is tokens 4-5 (the closing quote merges with the full stop), its score the
+    sum of their values in the template sentence, under every metric."""
+    tok = tiny_mlm.smollm2_bpe_with_mask()
+    assert tok.tokenize('My word is "raider".') == ["My", "Ġword", "Ġis", 'Ġ"', "ra", "ider", '".']
+    model = tiny_mlm.random_masked_lm(tok, arch="roberta", hidden=16, layers=1, heads=2, seed=3, init_range=0.2)
+    sc = masked.MaskedLMScorer(model, tok, method="pll", device="cpu", cache=False, progress=False)
+    got = measure(sc, sentences, frequencies=FREQ)
+    words = got["words"]
+    i = _col(words, "word").index("raider")
+    assert _col(words, "n_tokens")[i] == 2
+    for m in PLL_METRICS:
+        (tl,) = sc.pll_token_logprobs(['My word is "raider".'], m)
+        assert _col(words, m)[i] == pytest.approx(tl.values[4] + tl.values[5], abs=1e-9)
+        np.testing.assert_allclose(_col(got["sentences"], m), [t.values.sum() for t in sc.pll_token_logprobs(sentences, m)],
+                                   atol=1e-9)
+    assert _col(got["sentences"], "n_tokens") == [7, 7, 9]  # The Ġra ider Ġcaught Ġthe Ġillness .
