@@ -47,6 +47,38 @@ def train_wordpiece(sentences: Sequence[str], vocab_size: int):
     return _wrap(tok, "[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]")
 
 
+def hand_wordpiece(vocab: Sequence[str]):
+    """BERT-style cased WordPiece tokenizer with exactly ``vocab`` (its first entries: :data:`SPECIALS`):
+    a tokenization fixed by hand for tests that compute values by hand."""
+    from tokenizers import Tokenizer, models, normalizers, pre_tokenizers
+
+    tok = Tokenizer(models.WordPiece({t: i for i, t in enumerate(vocab)}, unk_token="[UNK]"))
+    tok.normalizer = normalizers.BertNormalizer(lowercase=False)
+    tok.pre_tokenizer = pre_tokenizers.BertPreTokenizer()
+    return _wrap(tok, "[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]")
+
+
+def counting_mlm(vocab: int, mask_id: int, target: int):
+    """A masked LM whose every log-probability is a closed form: at each position the logit of
+    token ``target`` is the number of visible (unmasked, attended) tokens c of the row, every other
+    logit 0, so a true token other than ``target`` has log p = -log(vocab - 1 + e^c)."""
+    import torch
+    from transformers.modeling_outputs import MaskedLMOutput
+
+    class CountingMLM(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("unused", torch.zeros(1))
+
+        def forward(self, input_ids, attention_mask=None):
+            visible = ((input_ids != mask_id) & attention_mask.bool()).sum(-1).double()
+            logits = torch.zeros(*input_ids.shape, vocab, dtype=torch.float64)
+            logits[:, :, target] = visible[:, None]
+            return MaskedLMOutput(logits=logits)
+
+    return CountingMLM()
+
+
 def train_end_of_word_bpe(sentences: Sequence[str], vocab_size: int):
     """XLM-style BPE whose word-final tokens end in ``</w>``, trained on ``sentences``."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers

@@ -11,7 +11,7 @@ the same mean over the same paradigms of the human validation's ``total_mean`` (
 the 88.6 of Kauf & Ivanova's Table 3).
 
 Masked LMs are evaluated with any read-out of :mod:`contstim_bench.scoring.masked` (``pll``,
-``pll-word-l2r``, ``pll-whole-word``, ``approx-ll``, ...), chosen with ``method``.
+``pll-word-l2r``, ``pll-whole-word``, ``pll-sentence-l2r``, ``approx-ll``, ...), chosen with ``method``.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ H), per PLL metric, for four masked LMs, and its human row (Warstadt et al. 2020
 
 Values are the paper's percentages (forced-choice accuracy, mean of paradigm accuracies), per
 phenomenon in the package's phenomenon keys (the ``phenomenon`` column of the ``blimp`` dataset).
-The paper's PLL-sentence-l2r rows are kept for completeness; the package has no such method.
+The PLL-sentence-l2r rows (Appendix G) are read out by ``method=pll-sentence-l2r``.
 """
 from __future__ import annotations
 

@@ -17,6 +17,8 @@ in its place.  Which items a result gets:
   this one (Fig. S4) and this model's most severe failures (Tables 1-3);
 - a plausibility or BLiMP result (:mod:`.model_report_kauf`): the figures and tables of Kauf et
   al. (2024) and Kauf & Ivanova (2023) for one model;
+- a ``pll-properties`` result (:func:`.pll_properties_report.page_items`): Kauf & Ivanova (2023)
+  Figs. 3A/3B and Table 2 for its model;
 - every result: its provenance (model, benchmark, dataset fingerprint, package and library
   versions, dates), whatever the file records.
 
@@ -57,17 +59,18 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
 
     ``seed`` breaks ties among the most severe failures; ``source``: the file it was read from
     (shown on the page).  ValueError for a format no page is made for."""
-    from . import model_report_contstim, model_report_kauf
+    from . import model_report_contstim, model_report_kauf, pll_properties_report
 
     fmt = result.get("format")
     builders = {
         "contstim-bench-result": model_report_contstim.contstim_items,
         "contstim-bench-plausibility": model_report_kauf.plausibility_items,
         "contstim-bench-blimp": model_report_kauf.blimp_items,
+        "contstim-bench-pll-properties": pll_properties_report.page_items,
     }
     if fmt not in builders:
         raise ValueError(f"no report page for result format {fmt!r}; `contstim report RESULT` takes the result files "
-                         f"of `contstim evaluate`, `contstim plausibility` and `contstim blimp` "
+                         f"of `contstim evaluate` (contstim, pll-properties), `contstim plausibility` and `contstim blimp` "
                          f"({', '.join(f for f in FORMATS if f in builders)})")
     headline, items = builders[fmt](result, datasets_dir=datasets_dir, seed=seed)
     for extra in EXTRA_ITEMS.get(fmt, []):

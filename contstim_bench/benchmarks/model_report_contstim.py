@@ -103,7 +103,7 @@ def _dataset_problem(result: dict, experiment: str, datasets_dir) -> str | None:
     wanted = result["benchmark"]["dataset_fingerprint"]
     if local != wanted:
         return (f"the local {DATASET} dataset (fingerprint {local[:12]}) is not the one the result was computed on "
-                f"({wanted[:12]}); rebuild it or pass its folder with --datasets")
+                f"({wanted[:12]}); rebuild it, or pass its folder to `contstim report --datasets`")
     return None
 
 

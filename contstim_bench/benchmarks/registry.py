@@ -25,6 +25,11 @@ BENCHMARKS: dict[str, Benchmark] = {
         identifier="plausibility", version="1", dataset="plausibility",
         module="contstim_bench.benchmarks.plausibility",
         description="Kauf et al. 2024: EventsAdapt and DTFit (Experiment 1), SocialN400 (Experiment 2)"),
+    "pll-properties": DatasetBenchmark(
+        identifier="pll-properties", version="1", dataset="plausibility",
+        module="contstim_bench.benchmarks.pll_properties",
+        description="Kauf & Ivanova 2023 on EventsAdapt: sentence length, word frequency, OOV ratio of each "
+                    "PLL metric (or a causal model's log-probabilities)"),
 }
 """Identifier -> benchmark."""
 

@@ -30,8 +30,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--method", action="append", default=None,
                    help="masked-LM read-out set as ?method= of an hf-masked: spec: pll, pll-word-l2r, "
-                        "pll-whole-word, approx-ll, approx-ll-sampled (error for causal models). Repeat it "
-                        "to compare read-outs side by side with Kauf & Ivanova (2023) Table 3: one result "
+                        "pll-whole-word, pll-sentence-l2r, approx-ll, approx-ll-sampled (error for causal models). "
+                        "Repeat it to compare read-outs side by side with Kauf & Ivanova (2023) Table 3: one result "
                         "per method, written into the OUTPUT folder as blimp.<method>.json")
     p.add_argument("--paradigms", help="comma-separated paradigm names (default: all 67)")
     p.set_defaults(func=_run)

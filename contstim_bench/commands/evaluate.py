@@ -45,7 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--benchmark", action="append", metavar="ID",
                    help="benchmark to evaluate instead of the contstim experiments (repeatable): "
-                        "contstim.main, contstim.pll, blimp, plausibility and the rounds contstim.ROUND found in "
+                        "contstim.main, contstim.pll, blimp, plausibility, pll-properties (Kauf & Ivanova 2023 "
+                        "sentence-length, word-frequency and OOV analyses) and the rounds contstim.ROUND found in "
                         "--datasets (see `contstim benchmarks`); writes <output folder>/<ID>.json each")
     p.add_argument("--plots", help="folder for the figures (default: <output stem>_plots next to the result file)")
     p.add_argument("--no-plots", action="store_true", help="write no figures")

@@ -1,7 +1,7 @@
 """How the Golan et al. (2023) items that the benchmarks compute for any model are shown: Fig. 2
 (``synthesis``: a synthetic pair's search from its natural start sentence) and Table S2
 (``token_counts``: the token-count control).  Registered in :mod:`.items`; the numbers come from
-:mod:`contstim_bench.generate.illustration` and :mod:`contstim_bench.benchmarks.contstim_golan`."""
+the layers above (``generate/illustration.py``, ``benchmarks/contstim_golan.py``)."""
 from __future__ import annotations
 
 import numpy as np

@@ -29,7 +29,7 @@ then any benchmark can hand an item of that kind to the pages (``{"id": "TS2", "
 "token_count", "title": ..., "caption": ..., "data": {...}}``); the page shows its title, caption,
 the figure (embedded PNG) or the table, and nothing else needs to change.  The numbers of an item
 are computed in the benchmarks layer: add them to a result's page with
-:func:`contstim_bench.benchmarks.model_report.items_for` (one registration too), or in the
+``items_for`` of ``benchmarks/model_report.py`` (one registration too), or in the
 ``model_report_*`` module of the benchmark.
 """
 from __future__ import annotations
@@ -39,7 +39,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 BUILTIN_MODULES = ("contstim_bench.report.paper", "contstim_bench.report.result_figures",
-                   "contstim_bench.report.kauf_figures", "contstim_bench.report.golan_items")
+                   "contstim_bench.report.kauf_figures", "contstim_bench.report.golan_items",
+                   "contstim_bench.report.kauf_ivanova")
 """Report-layer modules whose kinds are registered on first lookup."""
 
 ITEM_FIELDS = ("id", "kind", "title", "caption", "data")

@@ -14,7 +14,8 @@ Every benchmark writes the same envelope::
 with the score sections of its format (:data:`FORMATS`): the contstim benchmark's
 ``experiments``, ``panels``, ``scoring`` and ``logprobs`` (validated in full here, and recomputed
 from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accuracy`` and
-``scores``, plausibility's ``experiment1``, ``experiment2`` and ``scores``.
+``scores``, plausibility's ``experiment1``, ``experiment2`` and ``scores``, the Kauf & Ivanova
+(2023) analyses' ``sentences``, ``words``, ``oov`` and ``analysis`` (``pll-properties``).
 
 The contstim result in detail (``format_version`` is the schema version)::
 
@@ -72,6 +73,8 @@ FORMATS: dict[str, dict] = {
     "contstim-bench-blimp": {"versions": (1,), "dataset": "blimp", "sections": ("accuracy", "scores")},
     "contstim-bench-plausibility": {"versions": (1,), "dataset": "plausibility",
                                     "sections": ("experiment1", "scores")},
+    "contstim-bench-pll-properties": {"versions": (1,), "dataset": "plausibility",
+                                      "sections": ("sentences", "words", "analysis")},
 }
 """Every result format the package writes: its supported versions, dataset and required score
 sections.  The one list of formats (the leaderboard reads it from here)."""

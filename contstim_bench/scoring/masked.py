@@ -21,6 +21,9 @@ Methods (all natural-log, float64, one value per sentence):
 ``pll-word-l2r`` / ``pll-whole-word``
     Kauf & Ivanova (2023) Eq. 2 / 3: the later tokens of the same word (or all of its tokens)
     are masked too.
+``pll-sentence-l2r``
+    Kauf & Ivanova (2023) Appendix G, Eq. 4: every later token is masked too (the left context
+    only; as their code, the closing special token such as ``[SEP]`` is masked as well).
 
 Options (``?key=value``): ``method``; ``normalize`` = ``auto`` | ``1`` | ``0``: the four
 whitespace-constrained normalisations of Golan et al. (each masked token's distribution is
@@ -56,9 +59,12 @@ from .orders import (
     sampled_plan,
     shared_exact_mean_plan,
 )
-from .word_pieces import WORD_UNITS, TokenizedSentence, tokenize_many, whitespace_marks
+from .word_pieces import WORD_UNITS, TokenizedSentence, TokenLogprobs, tokenize_many, whitespace_marks
 
-METHODS = ("approx-ll", "approx-ll-sampled", "pll", "pll-word-l2r", "pll-whole-word")
+METHODS = ("approx-ll", "approx-ll-sampled", "pll", "pll-word-l2r", "pll-whole-word", "pll-sentence-l2r")
+PLL_METHODS = {"pll": "original", "pll-word-l2r": "word-l2r", "pll-whole-word": "whole-word",
+               "pll-sentence-l2r": "sentence-l2r"}
+"""PLL method -> its :func:`.orders.pll_plan` variant."""
 OPTIONS = ("method", "normalize", "words", "orders", "seed", "max_rows")
 #: option names the spec registry accepts for hf-masked
 OPTION_KEYS = set(OPTIONS)
@@ -244,9 +250,9 @@ class MaskedLMScorer(Scorer):
         return out
 
     # ----------------------------------------------------------------- planning
-    def _normalize_for(self, n_words: int) -> bool:
+    def _normalize_for(self, n_words: int, method: str | None = None) -> bool:
         if self.normalize == "auto":
-            return self.base_method.startswith("approx") and n_words == 8
+            return (method or self.base_method).startswith("approx") and n_words == 8
         return self.normalize == "1"
 
     def _plan_for(self, tok: TokenizedSentence) -> Plan:
@@ -255,8 +261,28 @@ class MaskedLMScorer(Scorer):
             return shared_exact_mean_plan(tok.pieces, self.max_rows)
         if m == "approx-ll-sampled":
             return sampled_plan(tok.pieces, sampled_orders(tok.n_words, self.n_orders, self.seed, tok.sentence))
-        return pll_plan(tok.pieces, {"pll": "original", "pll-word-l2r": "word-l2r",
-                                     "pll-whole-word": "whole-word"}[m])
+        return pll_plan(tok.pieces, PLL_METHODS[m])
+
+    def pll_token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list[TokenLogprobs]:
+        """Natural-log probability of every content token of each sentence under the PLL
+        ``method`` (default: the scorer's own, which must then be a PLL method), with the
+        tokenized sentence (``pieces``: tokens per word) to group them.  Their sum is the
+        method's sentence score.  Words are the scorer's ``words`` when it reads out a PLL
+        method, else the tokenizer's (as minicons and Kauf & Ivanova); ``normalize=auto`` is off
+        for PLL methods.  Not cached."""
+        method = method or self.base_method
+        if method not in PLL_METHODS:
+            raise ValueError(f"token log-probabilities need a PLL method ({', '.join(PLL_METHODS)}), got {method!r}")
+        sents = validate_sentences(sentences)
+        toks = tokenize_many(self.tokenizer, sents, self._words_for(method))
+        values = self._run_plans(sents, lambda tok: pll_plan(tok.pieces, PLL_METHODS[method], per_token=True),
+                                 readout=method)
+        return [TokenLogprobs(t, v) for t, v in zip(toks, values)]
+
+    def _words_for(self, method: str) -> str:
+        """Word unit of a read-out: the scorer's own, or the tokenizer's for a PLL method read out
+        of a scorer of another method."""
+        return self.words if method == self.base_method or self.base_method in PLL_METHODS else "tokenizer"
 
     def row_batches(self, sentences: Sequence[str]) -> list[tuple[np.ndarray, np.ndarray]]:
         """The ``(input_ids, attention_mask)`` batches that scoring ``sentences`` runs through the
@@ -268,11 +294,13 @@ class MaskedLMScorer(Scorer):
             for _, _, x, att in masked_rows.batches(prep, self.batch_size)
         ]
 
-    def _chunks(self, sentences: list[str], make_plan, dedupe: bool = True):
+    def _chunks(self, sentences: list[str], make_plan, dedupe: bool = True, readout: str | None = None):
         """Yield ``(sentence indices, plans, prepared rows)`` in chunks of about _CHUNK_ROWS rows,
         sentences taken by decreasing token length; ``dedupe``: identical rows run once (see
-        :func:`.masked_rows.prepare`)."""
-        toks = tokenize_many(self.tokenizer, sentences, self.words)
+        :func:`.masked_rows.prepare`); ``readout``: the method whose words and normalisation
+        apply (default the scorer's)."""
+        readout = readout or self.base_method
+        toks = tokenize_many(self.tokenizer, sentences, self._words_for(readout))
         limit = self._max_tokens()
         for t in toks:
             if limit is not None and len(t.input_ids) > limit:
@@ -291,17 +319,19 @@ class MaskedLMScorer(Scorer):
                 plans.append(plan)
                 n_rows += len(plan.rows)
                 i += 1
-            norms = [self._normalize_for(n_ws[j]) for j in chunk]
+            norms = [self._normalize_for(n_ws[j], readout) for j in chunk]
             prep = masked_rows.prepare([toks[j] for j in chunk], plans, norms, self.pad_id, self.mask_id, dedupe)
             yield chunk, plans, prep
 
-    def _run_plans(self, sentences: list[str], make_plan, dedupe: bool = True) -> list[np.ndarray]:
+    def _run_plans(self, sentences: list[str], make_plan, dedupe: bool = True,
+                   readout: str | None = None) -> list[np.ndarray]:
         """Tokenize, plan, run every masked copy (length-sorted batches) and combine.
         ``dedupe``: run identical rows once (every method but the Monte-Carlo baseline, whose
-        orders each run on their own rows as in the original algorithm)."""
+        orders each run on their own rows as in the original algorithm); ``readout``: see
+        :meth:`_chunks`."""
         results: list[np.ndarray | None] = [None] * len(sentences)
         bar = self._progress(None, f"{self.base_method} sentences", total=len(sentences))
-        for chunk, plans, prep in self._chunks(sentences, make_plan, dedupe):
+        for chunk, plans, prep in self._chunks(sentences, make_plan, dedupe, readout):
             x_all, len_all, t, out_offsets, n_out = prep
             lp = np.zeros(len(t["row"]), dtype=np.float64)
             for start, end, x, att in masked_rows.batches(prep, self.batch_size):

@@ -28,7 +28,9 @@ def prepare(
     Returns ``(ids, lengths, readouts, out_offsets, n_out)``: ``readouts`` maps ``row``, ``pos``
     (position in the padded row), ``tok`` (true token id), ``coef``, ``out`` and ``norm``
     (whitespace normalisation on) to arrays sorted by row; sentence ``i``'s outputs are
-    ``out_offsets[i] .. out_offsets[i] + plans[i].n_out - 1`` of ``n_out``."""
+    ``out_offsets[i] .. out_offsets[i] + plans[i].n_out - 1`` of ``n_out``.  A plan with
+    ``mask_trailing`` also masks, in each row whose last content token is masked, the special
+    tokens after the content (PLL-sentence-l2r)."""
     lmax = max(len(t.input_ids) for t in toks)
     xs, lens, tg = [], [], {k: [] for k in ("row", "pos", "tok", "coef", "out", "norm")}
     row_off = out_off = 0
@@ -41,6 +43,8 @@ def prepare(
         x[:, : len(ids)] = ids
         full = np.zeros((a.n_rows, lmax), dtype=bool)
         full[:, content] = a.masks
+        if plan.mask_trailing:  # closing special tokens masked with the last content token
+            full[np.ix_(a.masks[:, -1], np.arange(content[-1] + 1, len(ids)))] = True
         x[full] = mask_id
         xs.append(x)
         lens.append(np.full(a.n_rows, len(ids)))

@@ -22,7 +22,9 @@ Every method of :mod:`contstim_bench.scoring.masked` is such a plan:
 * one explicit word order (optionally with explicit piece orders): a single chain;
 * the Monte-Carlo baseline (``approx-ll-sampled``): one chain per sampled order, each order
   evaluated on its own rows as in the original algorithm, one output per order;
-* PLL (Salazar et al. 2020), PLL-word-l2r and PLL-whole-word (Kauf & Ivanova 2023).
+* PLL (Salazar et al. 2020), PLL-word-l2r and PLL-whole-word (Kauf & Ivanova 2023), and their
+  Appendix G PLL-sentence-l2r (the token and every later position masked, the sentence's closing
+  special tokens included: ``Plan.mask_trailing``).
 """
 from __future__ import annotations
 
@@ -55,6 +57,8 @@ class Plan:
 
     pieces: tuple[int, ...]
     n_out: int = 1
+    #: a row whose last content token is masked also masks the special tokens after the content
+    mask_trailing: bool = False
     rows: list[np.ndarray] = field(default_factory=list)
     row: list[int] = field(default_factory=list)
     token: list[int] = field(default_factory=list)
@@ -262,14 +266,23 @@ def sampled_plan(pieces: Sequence[int], orders: Sequence[Sequence[int]]) -> Plan
     return plan
 
 
-def pll_plan(pieces: Sequence[int], variant: str) -> Plan:
+PLL_VARIANTS = ("original", "word-l2r", "whole-word", "sentence-l2r")
+
+
+def pll_plan(pieces: Sequence[int], variant: str, per_token: bool = False) -> Plan:
     """PLL plans: ``original`` (one copy per token, Salazar et al. 2020), ``word-l2r`` (the
-    token and the later tokens of its word masked) and ``whole-word`` (one copy per word with
-    the whole word masked, every token of it read out), Kauf & Ivanova (2023) Eq. 1-3."""
+    token and the later tokens of its word masked), ``whole-word`` (one copy per word with
+    the whole word masked, every token of it read out), Kauf & Ivanova (2023) Eq. 1-3, and
+    ``sentence-l2r`` (their Eq. 4: the token and every later token masked, so that only the left
+    context is seen; as their code, the closing special tokens are masked too).
+
+    ``per_token``: one output per content token (its log-probability) instead of their sum."""
+    if variant not in PLL_VARIANTS:
+        raise ValueError(f"unknown PLL variant {variant!r}; expected one of {PLL_VARIANTS}")
     p = _check_pieces(pieces)
-    plan = Plan(pieces=p)
-    offsets = plan.offsets
     n_tok = sum(p)
+    plan = Plan(pieces=p, n_out=n_tok if per_token else 1, mask_trailing=variant == "sentence-l2r")
+    offsets = plan.offsets
     for w, k in enumerate(p):
         start = offsets[w]
         if variant == "whole-word":
@@ -277,17 +290,13 @@ def pll_plan(pieces: Sequence[int], variant: str) -> Plan:
             masked[start : start + k] = True
             r = plan.add_row(masked)
             for j in range(k):
-                plan.add_target(r, start + j, 1.0)
+                plan.add_target(r, start + j, 1.0, start + j if per_token else 0)
             continue
         for j in range(k):
             masked = np.zeros(n_tok, dtype=bool)
-            if variant == "original":
-                masked[start + j] = True
-            elif variant == "word-l2r":
-                masked[start + j : start + k] = True
-            else:
-                raise ValueError(f"unknown PLL variant {variant!r}")
-            plan.add_target(plan.add_row(masked), start + j, 1.0)
+            end = {"original": start + j + 1, "word-l2r": start + k, "sentence-l2r": n_tok}[variant]
+            masked[start + j : end] = True
+            plan.add_target(plan.add_row(masked), start + j, 1.0, start + j if per_token else 0)
     return plan
 
 

@@ -17,6 +17,8 @@ protocol                     method                                      familie
 :class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
 :class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
 :class:`SentenceLookup`      ``can_score(sentences)`` -> bool per sentence  precomputed
+:class:`Tokenized`           ``tokenizer`` (a fast Hugging Face one)      hf-causal, hf-masked
+:class:`PLLTokenScorer`      ``pll_token_logprobs(sentences, method)``    hf-masked
 ===========================  ==========================================  =====================
 
 A :class:`SentenceLookup` is a log-probability scorer that only *looks up* stored values (the
@@ -126,6 +128,22 @@ class ContextLimited(Protocol):
 
     def token_lengths(self, sentences: Sequence[str]) -> list[int]:
         """Tokens each sentence occupies in the model's input (special and start tokens included)."""
+
+
+@runtime_checkable
+class Tokenized(Protocol):
+    """A model that reads subword tokens of a fast Hugging Face tokenizer (token counts, the
+    out-of-vocabulary ratio of Kauf & Ivanova 2023)."""
+
+    tokenizer: object
+
+
+@runtime_checkable
+class PLLTokenScorer(Protocol):
+    """A masked LM's per-token log-probabilities under a PLL read-out (Kauf & Ivanova 2023)."""
+
+    def pll_token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list:
+        """One :class:`~.word_pieces.TokenLogprobs` per sentence (content tokens, natural log)."""
 
 
 @runtime_checkable

@@ -52,6 +52,20 @@ class TokenizedSentence:
         return self.content_ids[start : start + self.pieces[word]]
 
 
+@dataclass(frozen=True)
+class TokenLogprobs:
+    """One sentence's content-token log-probabilities (natural log, float64) under a PLL method
+    (:meth:`.masked.MaskedLMScorer.pll_token_logprobs`), in the order of ``tokens.content``;
+    ``tokens.pieces`` groups them into words."""
+
+    tokens: TokenizedSentence
+    values: np.ndarray
+
+    def word_sums(self) -> np.ndarray:
+        """Summed log-probability of each word (float64, one per word)."""
+        return np.add.reduceat(self.values, np.cumsum((0,) + self.tokens.pieces[:-1]))
+
+
 def require_fast(tokenizer) -> None:
     if not getattr(tokenizer, "is_fast", False):
         raise TypeError(
@@ -228,3 +242,36 @@ def whitespace_marks(tokenizer) -> WhitespaceMarks:
         if t is None:
             special[i] = True
     return WhitespaceMarks(style=style, marker=marker, marked=marked, special=special)
+
+
+def span_tokens(tokenizer, texts: list[str], spans: list[tuple[int, int]]) -> list[list[int]]:
+    """For each text, the indices (among its non-special tokens, in order: the ``content`` of
+    :class:`TokenizedSentence`) of the tokens whose characters overlap ``span`` = ``(start,
+    end)``, end exclusive: the tokens of one word written into a template (Kauf & Ivanova 2023
+    score a word as ``My word is "souvenir".`` and count the tokens of ``souvenir``).  ValueError
+    when a span is outside its text or no token covers it."""
+    require_fast(tokenizer)
+    if len(texts) != len(spans):
+        raise ValueError(f"{len(texts)} texts but {len(spans)} spans")
+    if not texts:
+        return []
+    enc = tokenizer(list(texts), return_offsets_mapping=True, return_special_tokens_mask=True)
+    out = []
+    for i, (text, (start, end)) in enumerate(zip(texts, spans)):
+        if not 0 <= start < end <= len(text):
+            raise ValueError(f"span {(start, end)} is not inside {text!r}")
+        content = [k for k, s in enumerate(enc["special_tokens_mask"][i]) if not s]
+        hits = [j for j, k in enumerate(content)
+                if enc["offset_mapping"][i][k][0] < end and enc["offset_mapping"][i][k][1] > start]
+        if not hits:
+            raise ValueError(f"no token of {text!r} covers characters {start}..{end - 1} ({text[start:end]!r})")
+        out.append(hits)
+    return out
+
+
+def content_token_counts(tokenizer, texts: list[str]) -> list[int]:
+    """Tokens of each text without the tokenizer's special tokens (``[CLS]``, ``<s>``, ...)."""
+    if not texts:
+        return []
+    enc = tokenizer(list(texts), return_special_tokens_mask=True)
+    return [len(m) - sum(m) for m in enc["special_tokens_mask"]]

@@ -21,7 +21,7 @@ def test_empty_datasets_folder(tmp_path, capsys):
     assert cli_main(["benchmarks", "--datasets", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     rows = [line for line in out.splitlines() if line and not line.startswith(" ")]
-    assert len(rows) == 5 and all(" NOT BUILT " in r for r in rows)
+    assert len(rows) == 6 and all(" NOT BUILT " in r for r in rows)
     assert f"  blimp: not built: contstim data build --only blimp --out {tmp_path}" in out.splitlines()
     assert f"  contstim.pll: not built: contstim data build --only contstim --out {tmp_path}" in out.splitlines()
     assert not list(tmp_path.iterdir())  # listing builds nothing

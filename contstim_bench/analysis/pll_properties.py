@@ -1,0 +1,122 @@
+"""The desiderata of a sentence score of Kauf & Ivanova (2023): pure functions on numbers.
+
+- :func:`length_effect` (their §4.1, Figs. 3A, 7-9): the Pearson correlation between a sentence's
+  length (tokens, or words) and its *negative* score (surprisal); a score that behaves like a
+  probability gives longer sentences lower scores, so r > 0.
+- :func:`frequency_effect` (§4.2, Figs. 3B, 10-13): the Pearson correlation between a word's log
+  frequency and its score in a neutral template; expected r > 0.
+- :func:`score_agreement` (§5, Figs. 4, 14-16): the correlation, per sentence, between a masked
+  LM's PLL and a causal LM's log-probability (Pearson as the paper, Spearman beside it).
+- :func:`oov_ratio` (Appendix C, Table 2): the share of word occurrences that a tokenizer splits
+  into two or more tokens.
+
+Their words (``better-mlm-scoring``, ``extract-words.ipynb`` and ``quantify-oov.ipynb``): a
+sentence lower-cased, a trailing ``.`` stripped, split on whitespace (:func:`dataset_words`);
+the out-of-vocabulary ratio counts every occurrence of the words made of letters only, and a
+word's tokens are counted in the template its score is read from (:data:`TEMPLATES`).
+
+Significance marks as their figures: ``***`` p < .001, ``**`` p < .01, ``*`` p < .05, else
+``n.s.`` (two-sided tests of scipy).
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+from scipy import stats
+
+TEMPLATES = {
+    "my-word-is": 'My word is "{word}".',
+    "dictionary": 'I opened a dictionary and randomly picked a word. It was "{word}".',
+    "none": "{word}",
+}
+"""The neutral contexts a word is scored in (Appendix B; ``dictionary``: Fig. 10, ``none``: Fig. 11)."""
+
+
+def stars(p: float | None) -> str:
+    """The paper's significance mark of a two-sided p-value."""
+    if p is None or not math.isfinite(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
+
+
+def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> dict:
+    """``{"method", "r", "p", "n", "stars"}`` of ``x`` against ``y`` (scipy's two-sided test).
+
+    ``r``/``p`` are None when a variable is constant (no correlation is defined).  ValueError
+    for lengths that differ, fewer than 3 points or a value that is not finite."""
+    if method not in ("pearson", "spearman"):
+        raise ValueError(f"unknown correlation {method!r}; expected pearson or spearman")
+    a = np.asarray(x, dtype=np.float64)
+    b = np.asarray(y, dtype=np.float64)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"correlation needs two equally long vectors, got shapes {a.shape} and {b.shape}")
+    if len(a) < 3:
+        raise ValueError(f"correlation needs at least 3 points, got {len(a)}")
+    bad = ~(np.isfinite(a) & np.isfinite(b))
+    if bad.any():
+        raise ValueError(f"point {int(bad.argmax())} is not finite ({a[bad.argmax()]}, {b[bad.argmax()]})")
+    if np.ptp(a) == 0 or np.ptp(b) == 0:
+        return {"method": method, "r": None, "p": None, "n": int(len(a)), "stars": ""}
+    res = stats.pearsonr(a, b) if method == "pearson" else stats.spearmanr(a, b)
+    r, p = float(res[0]), float(res[1])
+    return {"method": method, "r": r, "p": p, "n": int(len(a)), "stars": stars(p)}
+
+
+def length_effect(scores: Sequence[float], lengths: Sequence[float]) -> dict:
+    """Pearson correlation of sentence length (tokens or words) with the negative score
+    (natural-log surprisal), as Fig. 3A: positive when longer sentences are less probable."""
+    return correlation(lengths, -np.asarray(scores, dtype=np.float64))
+
+
+def frequency_effect(word_scores: Sequence[float], log_frequencies: Sequence[float]) -> dict:
+    """Pearson correlation of a word's log frequency with its score (Fig. 3B: the x axis is the
+    frequency); positive when frequent words score higher."""
+    return correlation(log_frequencies, word_scores)
+
+
+def score_agreement(masked: Sequence[float], causal: Sequence[float]) -> dict:
+    """Per-sentence agreement of two models' scores (Fig. 4: x = the causal model's
+    log-probability, y = the masked model's PLL): ``{"pearson": ..., "spearman": ...}``."""
+    return {m: correlation(causal, masked, m) for m in ("pearson", "spearman")}
+
+
+def dataset_words(sentences: Iterable[str], letters_only: bool = False) -> list[str]:
+    """Every word occurrence of ``sentences`` as Kauf & Ivanova extract them: lower-cased, a
+    trailing ``.`` stripped, split on whitespace; ``letters_only`` keeps the words made of
+    letters only (their out-of-vocabulary count drops ``ex-wife``, ``president's``, ...)."""
+    out = []
+    for s in sentences:
+        if not isinstance(s, str):
+            raise TypeError(f"a sentence must be a str, got {type(s).__name__}: {s!r}")
+        words = s.lower().rstrip(".").split()
+        out.extend(w for w in words if w.isalpha() or not letters_only)
+    return out
+
+
+def fill_template(template: str, word: str) -> tuple[str, tuple[int, int]]:
+    """``(text, (start, end))``: ``template`` with ``{word}`` replaced by ``word`` and the
+    character span of the word in it.  ValueError when the template has no single ``{word}``."""
+    if template.count("{word}") != 1:
+        raise ValueError(f"a word template needs exactly one {{word}}, got {template!r}")
+    start = template.index("{word}")
+    return template.replace("{word}", word), (start, start + len(word))
+
+
+def oov_ratio(words: Sequence[str], n_tokens: Mapping[str, int]) -> dict:
+    """Table 2: ``{"n_words", "n_split", "ratio", "n_types", "n_split_types"}``: word occurrences
+    (``words``, repetitions counted) and distinct words split into 2 or more tokens, with
+    ``n_tokens`` the tokens of each distinct word.  KeyError names a word without a count."""
+    counts = Counter(words)
+    if not counts:
+        raise ValueError("no words to count")
+    missing = [w for w in counts if w not in n_tokens]
+    if missing:
+        raise KeyError(f"no token count for {len(missing)} word(s), e.g. {missing[0]!r}")
+    split = {w for w in counts if int(n_tokens[w]) >= 2}
+    n_split = sum(counts[w] for w in split)
+    total = sum(counts.values())
+    return {"n_words": total, "n_split": n_split, "ratio": n_split / total,
+            "n_types": len(counts), "n_split_types": len(split)}
