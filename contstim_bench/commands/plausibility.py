@@ -31,14 +31,30 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--method", default=None,
                    help="logprobs (default) or prompt:TEMPLATE with TEMPLATE one of sentence-choice-1, "
-                        "sentence-choice-2, likert, sentence-judgment (causal models only; answers by constrained "
-                        "generation: the most probable allowed answer; prompt:sentence-judgment also runs "
-                        "Experiment 2 with the Appendix F prompts)")
+                        "sentence-choice-2, likert, sentence-judgment (Table 2) or word-comparison (Table 7, DTFit "
+                        "only) (causal models only; answers by constrained generation: the most probable allowed "
+                        "answer; prompt:sentence-judgment also runs Experiment 2 with the Appendix F prompts)")
+    p.add_argument("--query", default=None, metavar="QUERY",
+                   help="prompting only: the query type a Table 2 prompt is framed by (Appendix C.2, Figure 8): "
+                        "is-plausible (default), makes-sense or sounds-good")
     p.add_argument("--free-generation", action="store_true",
                    help="prompting only: also answer by free greedy generation (Appendix C), accuracy over the "
                         "valid answers beside the constrained one (not cached: runs the model every time)")
     p.add_argument("--max-new-tokens", type=int, default=20,
                    help="tokens a free generation may produce (default 20, as the paper)")
-    p.set_defaults(func=lambda args: run_benchmark("plausibility", args, method=args.method,
-                                                   free_generation=args.free_generation,
-                                                   max_new_tokens=args.max_new_tokens))
+    p.set_defaults(func=_run)
+
+
+def _method(args) -> str | None:
+    """``--method`` with ``--query`` attached (``prompt:TEMPLATE?query=QUERY``)."""
+    if args.query is None:
+        return args.method
+    if not (args.method or "").startswith("prompt:"):
+        raise ValueError(f"--query {args.query} frames a prompt: give --method prompt:TEMPLATE (got --method "
+                         f"{args.method or 'logprobs'})")
+    return f"{args.method}?query={args.query}"
+
+
+def _run(args) -> int:
+    return run_benchmark("plausibility", args, method=_method(args), free_generation=args.free_generation,
+                         max_new_tokens=args.max_new_tokens)
