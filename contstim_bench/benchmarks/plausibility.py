@@ -301,7 +301,8 @@ def run_plausibility(
         method_name = f"prompt:{scorer.template.name}"
         if free_generation and scorer.template.word_choice:
             raise ValueError("free generation has no answer labels to parse for prompt:word-comparison (each pair's "
-                             "two words are its answers): leave out --free-generation")
+                             "two words are its answers): run `contstim plausibility --method prompt:word-comparison` "
+                             "without --free-generation")
     else:
         method_name = "logprobs"
         if free_generation:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from ._common import PARALLEL_NOTE, add_model_args, run_benchmark
 
@@ -40,6 +42,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--free-generation", action="store_true",
                    help="prompting only: also answer by free greedy generation (Appendix C), accuracy over the "
                         "valid answers beside the constrained one (not cached: runs the model every time)")
+    p.add_argument("--plots", metavar="DIR",
+                   help="also write the Kauf et al. 2024 figures and tables this result supports (Figures 1-9, "
+                        "Tables 3, 4, 6, 8-11, models vs humans; PNG, SVG, Markdown, kauf2024-report.json) into DIR; "
+                        "several results together: contstim_bench.benchmarks.plausibility_report")
     p.add_argument("--max-new-tokens", type=int, default=20,
                    help="tokens a free generation may produce (default 20, as the paper)")
     p.set_defaults(func=_run)
@@ -55,6 +61,21 @@ def _method(args) -> str | None:
     return f"{args.method}?query={args.query}"
 
 
+def _plots(result: dict, out_dir: str, datasets_dir) -> None:
+    """The figures and tables of one result into ``out_dir``; says what it left out and why."""
+    from ..benchmarks.plausibility_report import plausibility_report
+    from ..report.plausibility_figures import write_plausibility_report
+
+    report = plausibility_report([result], datasets_dir=datasets_dir)
+    paths = write_plausibility_report(report, out_dir)
+    print(f"wrote {len(paths)} files to {out_dir}: " + ", ".join(i["id"] for i in report["items"]), file=sys.stderr)
+    for key, why in report["skipped"].items():
+        print(f"not produced: {key}: {why}", file=sys.stderr)
+
+
 def _run(args) -> int:
-    return run_benchmark("plausibility", args, method=_method(args), free_generation=args.free_generation,
+    if args.plots and os.path.exists(args.plots) and not os.path.isdir(args.plots):
+        raise ValueError(f"--plots {args.plots}: a file is there; give a folder for the figures")
+    then = (lambda result: _plots(result, args.plots, args.datasets)) if args.plots else None
+    return run_benchmark("plausibility", args, then=then, method=_method(args), free_generation=args.free_generation,
                          max_new_tokens=args.max_new_tokens)
