@@ -194,3 +194,24 @@ def test_word_comparison_benchmark_runs_on_dtfit_only(lm):
     with pytest.raises(ValueError, match="free generation has no answer labels"):
         runner.run_plausibility(judge, log=lambda m: None, limit=1, free_generation=True)
     assert np.isfinite([o["plausible_second"] for o in odds]).all()
+
+
+def test_smollm2_word_comparison(smollm2):
+    """Table 7's example on the real SmolLM2-135M-Instruct: the read-out equals log p(word | prompt)
+    computed directly from one forward pass over the prompt and the word's tokens."""
+    import torch
+
+    judge = PromptScorer(smollm2, "word-comparison", cache=False)
+    tok, model = smollm2.tokenizer, smollm2.model
+    prompt = judge.render(a="award", b="battle", p="The actor won the")
+
+    def direct(word: str) -> float:
+        head = [tok.convert_tokens_to_ids("<|endoftext|>")] + tok(prompt, add_special_tokens=False)["input_ids"]
+        ids = head + tok(prompt + word, add_special_tokens=False)["input_ids"][len(head) - 1:]
+        with torch.no_grad():
+            lp = torch.log_softmax(model(torch.tensor([ids])).logits[0].double(), -1)
+        return float(sum(lp[i - 1, ids[i]] for i in range(len(head), len(ids))))
+
+    odds = judge.choose(DT_GOOD, DT_BAD)
+    assert odds == pytest.approx(direct(" award") - direct(" battle"), abs=1e-3)
+    assert odds > 1.0  # "award" is the far likelier continuation of "The actor won the"
