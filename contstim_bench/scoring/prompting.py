@@ -75,8 +75,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .base import cached_values, resolve_cache, validate_sentences
-from .prompt_templates import (  # noqa: F401  (re-exported: the prompts' public home was here)
-    ALIASES,
+from .prompt_templates import (  # noqa: F401  (TEMPLATES re-exported: the prompts' public home was here)
     DEFAULT_QUERY,
     TEMPLATES,
     Template,
@@ -303,15 +302,14 @@ class PromptScorer:
     def _word_odds(self, pairs: list[tuple[str, str]], listed_first: bool) -> np.ndarray:
         """Word Comparison: log p(word of a) - log p(word of b) after the prompt that lists a's
         word first (``listed_first``) or second, for each (a, b) (:func:`word_continuations`)."""
-        out = np.empty(len(pairs), dtype=np.float64)
-        for i, (a, b) in enumerate(pairs):
+        prompts, options = [], []
+        for a, b in pairs:
             prefix, wa, wb = word_continuations(a, b)
             shown = (wa, wb) if listed_first else (wb, wa)
-            options = [wa, wb] if self.chat else [" " + wa, " " + wb]
-            lp = self.lm.continuation_logprobs([self.render(a=shown[0], b=shown[1], p=prefix)], options,
-                                               add_start=not self.chat)
-            out[i] = lp[0, 0] - lp[0, 1]
-        return out
+            prompts.append(self.render(a=shown[0], b=shown[1], p=prefix))
+            options.append([wa, wb] if self.chat else [" " + wa, " " + wb])
+        lp = self.lm.continuation_logprobs(prompts, options, add_start=not self.chat)  # batched when 1-token words
+        return lp[:, 0] - lp[:, 1]
 
     def choose_many(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """:meth:`choose` for many pairs (float64, cached like sentence scores)."""
