@@ -6,9 +6,11 @@ Methods:
   Experiment 1 compares the two sentences of each pair; Experiment 2 uses conditional
   log-probabilities of the target word and sentence (:mod:`.conditional`), with the Appendix E
   similarity of the model's pattern to the human one.
-- ``prompt:<template>``: zero-shot prompting of a causal LM with a Table 2 template
+- ``prompt:<template>[?query=<query type>]``: zero-shot prompting of a causal LM with a Table 2
+  template framed by a query type of Appendix C.2 (default "is plausible"), or with the Word
+  Comparison prompt of Appendix B (``prompt:word-comparison``, DTFit only)
   (:mod:`contstim_bench.scoring.prompting`), read out by *constrained* generation (the most
-  probable allowed answer; ``sentence-choice-1`` shows every pair in both orders) and, with
+  probable allowed answer; the pair templates show every pair in both orders) and, with
   ``free_generation=True``, by *free* (greedy) generation too (Appendix C).  With
   ``prompt:sentence-judgment``, Experiment 2 is the Appendix F sensibility-judgment prompting with
   its Appendix E similarity to the human pattern; the other templates have no Experiment 2.
@@ -56,14 +58,17 @@ EXPERIMENT2_SKIP_PROMPT = ("Experiment 2 metrics are LogProbs metrics (Kauf et a
                            "uses the Appendix F sensibility-judgment prompts: run with `contstim plausibility --method logprobs` or "
                            "`--method prompt:sentence-judgment`")
 HUMAN_COLUMNS = {"context": HUMAN_CONTEXT, "no_context": HUMAN_NO_CONTEXT}
+WORD_COMPARISON_SKIP = ("Word Comparison (Kauf et al. 2024 Appendix B, Table 7) asks which word comes next: it is "
+                        "defined for DTFit, whose two sentences differ in their last word only")
 FREE_RULE_NOTE = ("free generation (greedy, up to {n} new tokens): accuracy over the pairs whose answers are "
                   "valid (exactly one allowed answer in the text), as Kauf et al. 2024 Appendix C")
 
 
 def parse_method(method: str | None) -> tuple[str, str | None]:
-    """``None``/``"logprobs"`` -> ``("logprobs", None)``; ``"prompt:<template>"`` ->
-    ``("prompt", canonical template name)``.  ValueError names unknown methods and templates."""
-    from ..scoring.prompting import TEMPLATES, get_template
+    """``None``/``"logprobs"`` -> ``("logprobs", None)``; ``"prompt:<template>[?query=<query>]"``
+    -> ``("prompt", canonical template name)``.  ValueError names unknown methods, templates and
+    query types (:func:`method_query` gives the query)."""
+    from ..scoring.prompt_templates import TEMPLATES, get_template
 
     if method is None or method == "logprobs":
         return "logprobs", None
@@ -73,14 +78,29 @@ def parse_method(method: str | None) -> tuple[str, str | None]:
     if kind != "prompt" or not sep:
         raise ValueError(f"unknown plausibility method {method!r}; expected 'logprobs' or 'prompt:<template>' "
                          f"with template one of {', '.join(TEMPLATES)}")
+    template, _, _ = template.partition("?")
     if not template:
         raise ValueError(f"method {method!r} names no template; templates: {', '.join(TEMPLATES)}")
-    return "prompt", get_template(template).name
+    return "prompt", get_template(template, method_query(method)).name
+
+
+def method_query(method: str | None) -> str | None:
+    """The query type of ``prompt:<template>?query=<query>`` (Kauf et al. 2024 Appendix C.2), in
+    its canonical name; None when the method names none."""
+    from ..scoring.prompt_templates import canonical_query
+
+    if method is None or "?" not in method:
+        return None
+    options = method.partition("?")[2]
+    key, sep, value = options.partition("=")
+    if key != "query" or not sep or "&" in value:
+        raise ValueError(f"method {method!r}: the one option of a prompt method is ?query=<query type>")
+    return canonical_query(value)
 
 
 def spec_for(spec: ModelSpec, method: str | None) -> ModelSpec:
     """The spec that reads ``spec`` out with ``method``: itself for ``logprobs`` (or None), the
-    causal model wrapped in a ``prompt:`` spec for ``prompt:<template>``."""
+    causal model wrapped in a ``prompt:`` spec for ``prompt:<template>[?query=<query>]``."""
     if method is None:
         return spec
     kind, template = parse_method(method)
@@ -89,15 +109,17 @@ def spec_for(spec: ModelSpec, method: str | None) -> ModelSpec:
     if spec.family == "prompt":
         raise ValueError(f"model {spec.typed!r} is already a prompt: spec; leave out the method {method!r} "
                          "(`contstim plausibility --method`) or give the plain causal model")
-    return spec.as_prompt(template)
+    return spec.as_prompt(template, method_query(method))
 
 
 def check_scorer_method(scorer, method: str) -> None:
     """ValueError unless a ready ``scorer`` reads out ``method`` (a prompted judge with the same
-    template for ``prompt:<template>``, a log-probability scorer for ``logprobs``)."""
+    template and query for ``prompt:<template>``, a log-probability scorer for ``logprobs``)."""
     kind, template = parse_method(method)
     is_prompt = _is_prompt_scorer(scorer)
-    if (kind == "prompt") != is_prompt or (is_prompt and scorer.template.name != template):
+    query = method_query(method)
+    if (kind == "prompt") != is_prompt or (is_prompt and (scorer.template.name != template or (
+            query is not None and scorer.template.query != query))):
         raise ValueError(f"method {method!r} does not match the given scorer {scorer.spec!r}")
 
 
@@ -277,6 +299,10 @@ def run_plausibility(
         raise ValueError(f"max_new_tokens must be a positive integer, got {max_new_tokens!r}")
     if _is_prompt_scorer(scorer):
         method_name = f"prompt:{scorer.template.name}"
+        if free_generation and scorer.template.word_choice:
+            raise ValueError("free generation has no answer labels to parse for prompt:word-comparison (each pair's "
+                             "two words are its answers): run `contstim plausibility --method prompt:word-comparison` "
+                             "without --free-generation")
     else:
         method_name = "logprobs"
         if free_generation:
@@ -286,6 +312,10 @@ def run_plausibility(
     ea = load_config(DATASET, "eventsadapt", split="test", datasets_dir=datasets_dir).to_pandas()
     dt = load_config(DATASET, "dtfit", split="test", datasets_dir=datasets_dir).to_pandas()
     pairs = limit_pairs(experiment1_pairs(ea, dt), limit)
+    skipped: dict[str, str] = {}
+    if method_name == "prompt:word-comparison":  # Appendix B: DTFit, whose pairs differ in the last word
+        skipped.update({f"experiment1_{s}": WORD_COMPARISON_SKIP for s in sorted(set(pairs.subset) - {"dtfit"})})
+        pairs = pairs[pairs.subset == "dtfit"].reset_index(drop=True)
     exp1, scores1 = _experiment1(scorer, pairs, log)
 
     result: dict = {
@@ -299,6 +329,8 @@ def run_plausibility(
     }
     if method_name != "logprobs":
         result["readout"] = {"experiment1": "constrained: the most probable allowed answer"}
+        t = scorer.template
+        result["prompt"] = {"template": t.name, "title": t.title, "query": t.query, "text": t.text}
     scores: dict = {"experiment1": scores1}
     if free_generation:
         result["experiment1_free"], scores["experiment1_free"] = _experiment1_free(scorer, pairs, log, max_new_tokens)
@@ -313,7 +345,9 @@ def run_plausibility(
     elif method_name == "prompt:sentence-judgment":
         result["experiment2_prompting"], scores["experiment2_prompting"] = _experiment2_prompting(scorer, stimuli, log)
     else:
-        result["skipped"] = {"experiment2": EXPERIMENT2_SKIP_PROMPT}
+        skipped["experiment2"] = EXPERIMENT2_SKIP_PROMPT
+    if skipped:
+        result["skipped"] = skipped
     result["scores"] = scores
     fp = fingerprint(DATASET, datasets_dir)
     result["benchmark"]["dataset_fingerprint"] = fp

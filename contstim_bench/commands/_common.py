@@ -127,11 +127,12 @@ def run_options(args: argparse.Namespace) -> "RunOptions":
                       cache=False if get("no_cache") else None, progress=not get("quiet"))
 
 
-def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
+def run_benchmark(identifier: str, args: argparse.Namespace, *, then=None, **options) -> int:
     """Evaluate ``args.model`` on the registered benchmark ``identifier`` (what ``contstim
     evaluate --benchmark ID`` runs) through :func:`contstim_bench.driver.evaluate`, with the
     flags of :func:`add_model_args` and the benchmark's own ``options``; write the result to
-    ``--output`` (the driver's output convention), print its summary unless ``--quiet``."""
+    ``--output`` (the driver's output convention), print its summary unless ``--quiet``;
+    ``then(result)`` last (process 0 only: e.g. the result's figures)."""
     from ..driver import check_outputs, evaluate, model_inputs, write_outputs
     from ..report import summary
     from ..scoring.parallel import is_main_process
@@ -148,4 +149,6 @@ def run_benchmark(identifier: str, args: argparse.Namespace, **options) -> int:
         print(f"wrote {path}", file=sys.stderr)
     if not args.quiet:
         print(summary(results[identifier]))
+    if then is not None:
+        then(results[identifier])
     return 0

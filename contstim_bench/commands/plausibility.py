@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 from ._common import PARALLEL_NOTE, add_model_args, run_benchmark
 
@@ -31,14 +33,49 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--method", default=None,
                    help="logprobs (default) or prompt:TEMPLATE with TEMPLATE one of sentence-choice-1, "
-                        "sentence-choice-2, likert, sentence-judgment (causal models only; answers by constrained "
-                        "generation: the most probable allowed answer; prompt:sentence-judgment also runs "
-                        "Experiment 2 with the Appendix F prompts)")
+                        "sentence-choice-2, likert, sentence-judgment (Table 2) or word-comparison (Table 7, DTFit "
+                        "only) (causal models only; answers by constrained generation: the most probable allowed "
+                        "answer; prompt:sentence-judgment also runs Experiment 2 with the Appendix F prompts)")
+    p.add_argument("--query", default=None, metavar="QUERY",
+                   help="prompting only: the query type a Table 2 prompt is framed by (Appendix C.2, Figure 8): "
+                        "is-plausible (default), makes-sense or sounds-good")
     p.add_argument("--free-generation", action="store_true",
                    help="prompting only: also answer by free greedy generation (Appendix C), accuracy over the "
                         "valid answers beside the constrained one (not cached: runs the model every time)")
+    p.add_argument("--plots", metavar="DIR",
+                   help="also write the Kauf et al. 2024 figures and tables this result supports (Figures 1-9, "
+                        "Tables 3, 4, 6, 8-11, models vs humans; PNG, SVG, Markdown, kauf2024-report.json) into DIR; "
+                        "several results together: contstim_bench.benchmarks.plausibility_report")
     p.add_argument("--max-new-tokens", type=int, default=20,
                    help="tokens a free generation may produce (default 20, as the paper)")
-    p.set_defaults(func=lambda args: run_benchmark("plausibility", args, method=args.method,
-                                                   free_generation=args.free_generation,
-                                                   max_new_tokens=args.max_new_tokens))
+    p.set_defaults(func=_run)
+
+
+def _method(args) -> str | None:
+    """``--method`` with ``--query`` attached (``prompt:TEMPLATE?query=QUERY``)."""
+    if args.query is None:
+        return args.method
+    if not (args.method or "").startswith("prompt:"):
+        raise ValueError(f"--query {args.query} frames a prompt: give --method prompt:TEMPLATE (got --method "
+                         f"{args.method or 'logprobs'})")
+    return f"{args.method}?query={args.query}"
+
+
+def _plots(result: dict, out_dir: str, datasets_dir) -> None:
+    """The figures and tables of one result into ``out_dir``; says what it left out and why."""
+    from ..benchmarks.plausibility_report import plausibility_report
+    from ..report.plausibility_figures import write_plausibility_report
+
+    report = plausibility_report([result], datasets_dir=datasets_dir)
+    paths = write_plausibility_report(report, out_dir)
+    print(f"wrote {len(paths)} files to {out_dir}: " + ", ".join(i["id"] for i in report["items"]), file=sys.stderr)
+    for key, why in report["skipped"].items():
+        print(f"not produced: {key}: {why}", file=sys.stderr)
+
+
+def _run(args) -> int:
+    if args.plots and os.path.exists(args.plots) and not os.path.isdir(args.plots):
+        raise ValueError(f"--plots {args.plots}: a file is there; give a folder for the figures")
+    then = (lambda result: _plots(result, args.plots, args.datasets)) if args.plots else None
+    return run_benchmark("plausibility", args, then=then, method=_method(args), free_generation=args.free_generation,
+                         max_new_tokens=args.max_new_tokens)

@@ -8,11 +8,13 @@ def summary_table(result: dict) -> str:
     """Readable tables of a :func:`run_plausibility` result (accuracy, human accuracy beside)."""
     chance = CHANCE["judgment"] if result["method"] == "prompt:sentence-judgment" else CHANCE["higher"]
     limit = result["benchmark"].get("limit")
+    query = (result.get("prompt") or {}).get("query")
     lines = [f"model: {result['model']['spec']}   method: {result['method']}"
+             + (f"   query: {query}" if query else "")
              + (f"   (first {limit} pairs per subset and voice"
                 + (f", first {limit} SocialN400 items)" if "experiment2" in result else ")") if limit else ""),
              "", f"Experiment 1: binary accuracy (model vs human; chance {chance:.2f})"]
-    choice = result["method"] == "prompt:sentence-choice-1"
+    choice = result["method"] in ("prompt:sentence-choice-1", "prompt:word-comparison")
     extra = f" {'1st':>6} {'2nd':>6} {'avg':>6}" if choice else ""
     header = f"{'subset':<30} {'voice':<8} {'pairs':>5} {'model':>7} {'human':>7}" + extra
     lines += [header, "-" * len(header)]

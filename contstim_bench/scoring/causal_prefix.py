@@ -125,46 +125,50 @@ class SharedPrefixScoring(PrefixBounds):
         return prefix_lp + conts
 
     def continuation_logprobs(
-        self, prompts: Sequence[str], options: Sequence[str], *, add_start: bool = True
+        self, prompts: Sequence[str], options: Sequence[str] | Sequence[Sequence[str]], *, add_start: bool = True
     ) -> np.ndarray:
         """log p(option | prompt) for every prompt x option: float64 array (n_prompts, n_options).
 
-        The option text is appended to the prompt verbatim (give ``" Yes"`` for a space-separated
-        answer).  The option's tokens are those of ``prompt + option`` after the prompt's own
-        tokens.  When every option is a single token after every prompt (the usual case for
-        answer labels such as " 1" or " Yes") all prompts run in length-sorted batches and the
-        answers are read from the last position's next-token distribution; otherwise each prompt
-        runs once and its key/value cache is shared by its options.  ``add_start=False`` leaves
+        ``options``: the same options for every prompt, or one sequence of ``n_options`` options per
+        prompt (e.g. each pair's own two words).  The option text is appended to the prompt
+        verbatim (give ``" Yes"`` for a space-separated answer).  The option's tokens are those of ``prompt + option`` after the prompt's own
+        tokens.  The prompts whose every option is a single token after them (the usual case for
+        answer labels such as " 1" or " Yes") run in length-sorted batches and the answers are
+        read from the last position's next-token distribution; each other prompt runs once and
+        its key/value cache is shared by its options.  ``add_start=False`` leaves
         out the start token (for chat-formatted prompts that carry their own special tokens).
         """
         prompts = list(prompts)
         options = list(options)
         if not prompts or not options:
             raise ValueError("continuation_logprobs needs at least one prompt and one option")
-        for i, o in enumerate(options):
+        per = [list(o) for o in options] if not isinstance(options[0], str) else [options] * len(prompts)
+        if len(per) != len(prompts) or len({len(o) for o in per}) != 1 or not per[0]:
+            raise ValueError(f"continuation_logprobs: give one list of options, or one per prompt ({len(prompts)}) "
+                             "of one length")
+        for i, o in enumerate(x for opts in per for x in opts):
             if not isinstance(o, str) or not o:
                 raise ValueError(f"option {i} ({o!r}) must be a non-empty str")
         head = [self.start_id] if add_start else []
         enc = self.tokenizer
         prompt_ids = [head + x for x in enc(prompts, add_special_tokens=False)["input_ids"]]
-        full = enc([p + o for p in prompts for o in options], add_special_tokens=False)["input_ids"]
-        k = len(options)
-        single = True
+        full = enc([p + o for p, opts in zip(prompts, per) for o in opts], add_special_tokens=False)["input_ids"]
+        k = len(per[0])
+        single: list[int] = []  # prompts whose every option is one token after the prompt's own
         targets: list[list[int]] = []
         for i, p_ids in enumerate(prompt_ids):
-            row = []
-            for j in range(k):
-                f = head + full[i * k + j]
-                if len(f) != len(p_ids) + 1 or f[: len(p_ids)] != p_ids:
-                    single = False
-                row.append(f[-1])
-            targets.append(row)
+            seqs = [head + full[i * k + j] for j in range(k)]
+            if all(len(f) == len(p_ids) + 1 and f[: len(p_ids)] == p_ids for f in seqs):
+                single.append(i)
+                targets.append([f[-1] for f in seqs])
         out = np.empty((len(prompts), k), dtype=np.float64)
         if single:
-            out[:] = self._next_token_logprobs(prompt_ids, targets)
-            return out
+            out[single] = self._next_token_logprobs([prompt_ids[i] for i in single], targets)
         torch = self._torch
+        done = set(single)
         for i, p_ids in enumerate(prompt_ids):
+            if i in done:
+                continue
             seqs = [head + full[i * k + j] for j in range(k)]
             n = min(len(x) for x in seqs)
             common = 0

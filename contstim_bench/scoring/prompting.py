@@ -23,6 +23,10 @@ template                  answers               constrained score
 ``sentence-choice-2``     ``Yes`` / ``No``      ``log p(Yes) - log p(No)``
 ``likert``                ``1`` ... ``7``       the most probable rating, argmax_k p(k)
 ``sentence-judgment``     ``Yes`` / ``No``      ``log p(Yes) - log p(No)``
+``word-comparison``       the pair's two words  pair only (Table 7): :meth:`PromptScorer.choose`
+                                                ``(a, b) = log p(word a) - log p(word b)``,
+                                                each word the continuation of the prompt
+                                                that ends with the sentences' shared prefix
 ``sense-judgment``        ``Yes`` / ``No``      Appendix F, no context: as sentence-judgment
 ``sense-judgment-context`` ``Yes`` / ``No``     Appendix F with a context:
                                                 :meth:`PromptScorer.judge_in_context`
@@ -57,116 +61,31 @@ code formats no chat turns), so the default is ``chat=no``; ``chat=yes`` wraps t
 the trailing ``Answer:``) in the tokenizer's chat template as a user turn, opens the assistant
 turn, and scores the bare labels (``Yes``, ``1``) as its first tokens.
 
-``order=both`` (sentence-choice-1 only) averages the log-odds over the two presentation orders,
-cancelling a preference for the answer "1"; the default ``order=given`` presents ``a`` first.
+``order=both`` (the pair templates only) averages the log-odds over the two presentation orders,
+cancelling a preference for the answer "1" (or the first-listed word); the default
+``order=given`` presents ``a`` first.  ``query=`` frames a Table 2 prompt by another query type
+(Appendix C.2: ``makes-sense``, ``sounds-good``; :mod:`.prompt_templates`).
 """
 from __future__ import annotations
 
 import hashlib
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
 from .base import cached_values, resolve_cache, validate_sentences
+from .prompt_templates import (  # noqa: F401  (TEMPLATES re-exported: the prompts' public home was here)
+    DEFAULT_QUERY,
+    TEMPLATES,
+    Template,
+    get_template,
+    word_continuations,
+)
 
-OPTION_KEYS = frozenset({"template", "chat", "order", "start"})
+OPTION_KEYS = frozenset({"template", "chat", "order", "start", "query"})
 FREE_MAX_NEW_TOKENS = 20
 """Tokens a free generation may produce (Kauf et al. 2024, Appendix C: "up to 20 tokens")."""
-
-
-@dataclass(frozen=True)
-class Template:
-    """One prompt of Table 2 or Appendix F: its text and its answer labels.
-
-    ``fields`` are the text's placeholders: ``("s",)`` a sentence, ``("a", "b")`` two sentences
-    (``pair``), ``("c", "s")`` a context and a sentence."""
-
-    name: str
-    title: str  # as in the paper
-    text: str  # ends with the question; "\n\nAnswer:" is appended for plain prompting
-    labels: tuple[str, ...]
-    pair: bool = False
-    fields: tuple[str, ...] = ("s",)
-
-
-TEMPLATES: dict[str, Template] = {
-    "sentence-choice-1": Template(
-        name="sentence-choice-1",
-        title="Sentence Choice I",
-        text=(
-            "Here are two English sentences:\n\n1) {a} 2) {b} Which sentence is more plausible? "
-            "Respond with either 1 or 2 as your answer."
-        ),
-        labels=("1", "2"),
-        pair=True,
-        fields=("a", "b"),
-    ),
-    "sentence-choice-2": Template(
-        name="sentence-choice-2",
-        title="Sentence Choice II",
-        text=(
-            "You are evaluating the plausibility of sentences. A sentence is completely plausible "
-            "if the situation it describes commonly occurs in the real world. A sentence is "
-            "completely implausible if the situation it describes never occurs in the real world. "
-            "Tell me if the following sentence is plausible.\n\n{s} Respond with either Yes or No "
-            "as your answer."
-        ),
-        labels=("Yes", "No"),
-    ),
-    "likert": Template(
-        name="likert",
-        title="Likert Scoring",
-        text=(
-            "You will be given a sentence. Your task is to read the sentence and rate how "
-            "plausible it is.\nHere is the sentence: {s}\n\nHow plausible is this sentence?\n\n"
-            "Respond with a number on a scale from 1 to 7 as your answer, with 1 meaning "
-            '"is completely implausible", and 7 meaning "is completely plausible".'
-        ),
-        labels=("1", "2", "3", "4", "5", "6", "7"),
-    ),
-    "sentence-judgment": Template(
-        name="sentence-judgment",
-        title="Sentence Judgment",
-        text=(
-            "Here is a sentence:\n\n{s} Is this sentence plausible? Respond with either Yes or No "
-            "as your answer."
-        ),
-        labels=("Yes", "No"),
-    ),
-    # Appendix F: the sensibility-judgment task of Jouravlev et al. (2019), worded as printed
-    "sense-judgment": Template(
-        name="sense-judgment",
-        title="Sensibility Judgment (Appendix F, no context)",
-        text=('Here is a sentence: "{s}". Does this sentence make sense? Respond with either Yes or No '
-              "as your answer."),
-        labels=("Yes", "No"),
-    ),
-    "sense-judgment-context": Template(
-        name="sense-judgment-context",
-        title="Sensibility Judgment (Appendix F, with context)",
-        text=('Here is a context: "{c}", and here is a sentence: "{s}". Does this sentence make sense '
-              "considering the context? Respond with either Yes or No as your answer."),
-        labels=("Yes", "No"),
-        fields=("c", "s"),
-    ),
-}
-
-ALIASES = {
-    "sc1": "sentence-choice-1", "sentence-choice-i": "sentence-choice-1",
-    "sc2": "sentence-choice-2", "sentence-choice-ii": "sentence-choice-2",
-    "likert-scoring": "likert", "sj": "sentence-judgment",
-}
-
-
-def get_template(name: str) -> Template:
-    """Template by name or alias; ValueError lists the valid names."""
-    key = str(name).strip().lower().replace("_", "-").replace(" ", "-")
-    key = ALIASES.get(key, key)
-    if key not in TEMPLATES:
-        raise ValueError(f"unknown prompt template {name!r}; templates: {', '.join(TEMPLATES)}")
-    return TEMPLATES[key]
 
 
 def parse_answer(template: Template, text: str) -> str | None:
@@ -218,19 +137,20 @@ class PromptScorer:
     spec_typed: str = ""
 
     def __init__(self, lm, template: str, *, chat: bool = False, order: str = "given",
-                 cache=None, progress: bool = True, spec: str | None = None):
+                 cache=None, progress: bool = True, spec: str | None = None, query: str | None = None):
         self.cache = resolve_cache(cache)
         self.progress = progress
         #: sentences and pairs actually sent to the model (not served from the cache)
         self.n_model_sentences = 0
         self.n_model_pairs = 0
         self.lm = lm
-        self.template = get_template(template)
+        self.template = get_template(template, query)
         self.chat = bool(chat)
         if order not in ("given", "both"):
             raise ValueError(f"option order={order!r} must be 'given' or 'both'")
         if order == "both" and not self.template.pair:
-            raise ValueError(f"order=both applies to sentence-choice-1 only, not {self.template.name}")
+            raise ValueError(f"order=both applies to sentence-choice-1 and word-comparison only, not "
+                             f"{self.template.name}")
         self.order = order
         if self.chat and not getattr(lm.tokenizer, "chat_template", None):
             raise ValueError(f"chat=yes but model {lm.name} has no chat template")
@@ -238,6 +158,8 @@ class PromptScorer:
         self.method = f"prompt:{self.template.name}:chat={'yes' if self.chat else 'no'}:order={order}"
         if self.template.name == "likert":  # the constrained answer, not the expected rating
             self.method += ":rating=most-probable"
+        if self.template.query not in (None, DEFAULT_QUERY):  # the default keeps its cache keys
+            self.method += f":query={self.template.query}"
 
     # ---------------------------------------------------------------------------- identity
     def fingerprint(self) -> str:
@@ -259,12 +181,16 @@ class PromptScorer:
         d = self.lm.describe()
         d.update({"spec": self.spec, "spec_typed": self.spec_typed or self.spec, "method": self.method,
                   "fingerprint": self.fingerprint(),
-                  "template": self.template.name, "chat": self.chat, "order": self.order})
+                  "template": self.template.name, "chat": self.chat, "order": self.order,
+                  "query": self.template.query})
         return d
 
     @property
     def labels(self) -> tuple[str, ...]:
         """Answer labels in the column order of :meth:`answer_logprobs`."""
+        if self.template.word_choice:
+            raise ValueError("word-comparison has no fixed answer labels: each pair's two words are its answers "
+                             "(use choose_many)")
         return self.template.labels
 
     # ----------------------------------------------------------------------------- prompts
@@ -276,7 +202,7 @@ class PromptScorer:
                              f"got {tuple(sorted(fields))}")
         body = self.template.text.format(**fields)
         if not self.chat:
-            return body + "\n\nAnswer:"
+            return body + self.template.suffix
         return self.lm.tokenizer.apply_chat_template(
             [{"role": "user", "content": body}], tokenize=False, add_generation_prompt=True
         )
@@ -304,6 +230,7 @@ class PromptScorer:
         ``items`` as in :meth:`constrained_answers`; :func:`parse_answer` maps a text to a label."""
         from .generation import greedy_continuations
 
+        self.labels  # noqa: B018  (word-comparison: no answer labels to parse a text into)
         return greedy_continuations(self.lm, self._prompts(items), max_new_tokens=max_new_tokens,
                                     add_start=not self.chat)
 
@@ -368,23 +295,41 @@ class PromptScorer:
         return out
 
     def choose(self, sentence_a: str, sentence_b: str) -> float:
-        """Log-odds that ``sentence_a`` is the more plausible: log p("1") - log p("2")."""
+        """Log-odds that ``sentence_a`` is the more plausible: log p("1") - log p("2") (Sentence
+        Choice I), log p(a's last words) - log p(b's) (Word Comparison)."""
         return float(self.choose_many([(sentence_a, sentence_b)])[0])
+
+    def _word_odds(self, pairs: list[tuple[str, str]], listed_first: bool) -> np.ndarray:
+        """Word Comparison: log p(word of a) - log p(word of b) after the prompt that lists a's
+        word first (``listed_first``) or second, for each (a, b) (:func:`word_continuations`)."""
+        prompts, options = [], []
+        for a, b in pairs:
+            prefix, wa, wb = word_continuations(a, b)
+            shown = (wa, wb) if listed_first else (wb, wa)
+            prompts.append(self.render(a=shown[0], b=shown[1], p=prefix))
+            options.append([wa, wb] if self.chat else [" " + wa, " " + wb])
+        lp = self.lm.continuation_logprobs(prompts, options, add_start=not self.chat)  # batched when 1-token words
+        return lp[:, 0] - lp[:, 1]
 
     def choose_many(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """:meth:`choose` for many pairs (float64, cached like sentence scores)."""
         if not self.template.pair:
             raise ValueError(
-                f"choose() needs the pair template sentence-choice-1, not {self.template.name}"
+                f"choose() needs a pair template (sentence-choice-1, word-comparison), not {self.template.name}"
             )
         pairs = list(pairs)
         for i, pair in enumerate(pairs):
             if not isinstance(pair, (tuple, list)) or len(pair) != 2:
                 raise TypeError(f"pair {i} must be (sentence_a, sentence_b), got {pair!r}")
             validate_sentences(pair)
+            if self.template.word_choice:
+                word_continuations(*pair)  # every pair checked before anything runs
 
         def odds(keys: list[str]) -> np.ndarray:
             ab = [tuple(k.split("\x1f")) for k in keys]
+            if self.template.word_choice:
+                out = self._word_odds(ab, True)
+                return 0.5 * (out + self._word_odds(ab, False)) if self.order == "both" else out
             lp = self._answers([self.render(a=a, b=b) for a, b in ab])
             out = lp[:, 0] - lp[:, 1]
             if self.order == "both":
@@ -400,7 +345,7 @@ class PromptScorer:
 
 def from_spec(target: str, options: dict[str, str], *, kind: str = "prompt", device=None,
               dtype=None, batch_size=None, cache=None, progress: bool = True) -> PromptScorer:
-    """Factory of ``prompt:<causal model>?template=NAME[&chat=yes][&order=both][&start=TOK]``.
+    """Factory of ``prompt:<causal model>?template=NAME[&chat=yes][&order=both][&query=Q][&start=TOK]``.
 
     ``<causal model>``: an offline short name, a Hub id or folder, or an ``hf-causal:`` spec.
     """
@@ -425,4 +370,4 @@ def from_spec(target: str, options: dict[str, str], *, kind: str = "prompt", dev
     chat = _flag(options.get("chat", "no"), "chat")
     spec = f"prompt:{target}?" + "&".join(f"{k}={v}" for k, v in sorted(options.items()))
     return PromptScorer(lm, template.name, chat=chat, order=options.get("order", "given"),
-                        cache=cache, progress=progress, spec=spec)
+                        cache=cache, progress=progress, spec=spec, query=options.get("query"))

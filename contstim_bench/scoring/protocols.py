@@ -150,9 +150,9 @@ class PLLTokenScorer(Protocol):
 class PromptedJudge(Described, Protocol):
     """Zero-shot prompted plausibility judgments (Kauf et al. 2024, Table 2).
 
-    ``template`` is the prompt (:class:`~contstim_bench.scoring.prompting.Template`); a
-    single-sentence template gives :meth:`judge` values, the pair template gives
-    :meth:`choose_many` log-odds."""
+    ``template`` is the prompt (:class:`~contstim_bench.scoring.prompt_templates.Template`); a
+    single-sentence template gives :meth:`judge` values, a pair template (Sentence Choice I, Word
+    Comparison) gives :meth:`choose_many` log-odds."""
 
     template: object
 
@@ -160,7 +160,8 @@ class PromptedJudge(Described, Protocol):
         """Plausibility of each sentence on the template's own scale (not a log-probability)."""
 
     def choose_many(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """log p("1") - log p("2") for each pair (a, b): the log-odds that a is more plausible."""
+        """The log-odds that a is more plausible for each pair (a, b): log p("1") - log p("2"), or
+        log p(a's word) - log p(b's word) for Word Comparison."""
 
 
 @runtime_checkable

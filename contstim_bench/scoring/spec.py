@@ -219,13 +219,15 @@ class ModelSpec:
         spec otherwise (a new model is never taken for a reference model)."""
         return self.target if self.family == "precomputed" else self.canonical
 
-    def as_prompt(self, template: str) -> "ModelSpec":
-        """This causal model read out by prompting with ``template``: ``prompt:<the model as
-        typed>?<its options>&template=<template>`` (the model's options stay with it)."""
+    def as_prompt(self, template: str, query: str | None = None) -> "ModelSpec":
+        """This causal model read out by prompting with ``template`` (framed by the query type
+        ``query``, when given): ``prompt:<the model as typed>?<its options>&template=<template>``
+        (``&query=<query>``; the model's options stay with it)."""
         if self.family == "prompt":
             raise ValueError(f"model {self.typed!r} is already a prompt: spec")
-        body, sep, query = self.typed.partition("?")
-        return ModelSpec.parse(f"prompt:{body}?" + (f"{query}&" if sep else "") + f"template={template}",
+        body, sep, options = self.typed.partition("?")
+        tail = f"template={template}" + (f"&query={query}" if query is not None else "")
+        return ModelSpec.parse(f"prompt:{body}?" + (f"{options}&" if sep else "") + tail,
                                device=self.device, dtype=self.dtype)
 
     def with_options(self, **options: str) -> "ModelSpec":

@@ -230,9 +230,9 @@ def test_changed_chat_template_is_not_served_from_the_cache(tmp_path):
 def test_prompt_errors(lm):
     with pytest.raises(ValueError, match="chat=yes but model .* has no chat template"):
         PromptScorer(lm, "likert", chat=True, cache=False)
-    with pytest.raises(ValueError, match="order=both applies to sentence-choice-1 only"):
+    with pytest.raises(ValueError, match="order=both applies to sentence-choice-1 and word-comparison only"):
         PromptScorer(lm, "likert", order="both", cache=False)
-    with pytest.raises(ValueError, match="choose\\(\\) needs the pair template"):
+    with pytest.raises(ValueError, match="choose\\(\\) needs a pair template"):
         PromptScorer(lm, "likert", cache=False).choose(GOOD, BAD)
     with pytest.raises(TypeError, match="pair 0 must be"):
         PromptScorer(lm, "sc1", cache=False).choose_many([GOOD])

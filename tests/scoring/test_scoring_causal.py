@@ -188,6 +188,17 @@ def test_continuation_logprobs_multi_token_options(tiny):
         base = tiny.score([p])[0]
         want = tiny.score([p + o for o in options]) - base
         np.testing.assert_allclose(got[i], want, atol=1e-4, rtol=0)
+    # one list of options per prompt (each pair's own words): the same values as one prompt at a time
+    # (the first prompt's options are one token each, the second's are not: one batch and one loop)
+    own = [[" the", " and"], [" park and", " mat."]]
+    assert all(len(tiny.tokenizer.tokenize(o)) == 1 for o in own[0])
+    per_prompt = tiny.continuation_logprobs(prompts, own)
+    for i, p in enumerate(prompts):
+        want = tiny.score([p + o for o in own[i]]) - tiny.score([p])[0]
+        np.testing.assert_allclose(per_prompt[i], want, atol=1e-4, rtol=0)
+        np.testing.assert_allclose(per_prompt[i], tiny.continuation_logprobs([p], own[i])[0], atol=1e-6, rtol=0)
+    with pytest.raises(ValueError, match="one per prompt"):
+        tiny.continuation_logprobs(prompts, [[" a", " b"], [" c"]])
 
 
 @pytest.mark.parametrize(
