@@ -90,3 +90,25 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
         "headline": headline,
         "items": items + [provenance_item(result)],
     }
+
+
+def across_results(results: list[dict], datasets_dir: str | os.PathLike | None = None) -> list[dict]:
+    """Pages that compare results: for the plausibility results among ``results`` (any number), the
+    Kauf et al. (2024) figures and tables across them (:func:`.plausibility_report.plausibility_report`:
+    each method and model side by side, Table 3's accuracies and standard errors, each model against
+    the humans with Bonferroni's correction), with the reason for each one they do not support."""
+    from .plausibility_report import plausibility_report
+    from .report_items import unavailable
+
+    plaus = [r for r in results if r.get("format") == "contstim-bench-plausibility"]
+    if not plaus:
+        return []
+    made = plausibility_report(plaus, datasets_dir=datasets_dir)
+    section = f"Kauf et al. (2024) across {len(plaus)} plausibility result{'s' if len(plaus) != 1 else ''}"
+    items = [{**item, "section": section} for item in made["items"]]
+    items += [unavailable(id_, id_, why, section) for id_, why in made["skipped"].items()]
+    names = ", ".join(dict.fromkeys(r["model"].get("name") or r["model"]["spec"] for r in plaus))
+    return [{"title": f"Kauf et al. (2024): {names}", "model": f"all {len(plaus)} plausibility results",
+             "spec": names, "format": "contstim-bench-plausibility", "benchmark": "kauf2024 statistics",
+             "source": None, "headline": {}, "items": items}]
+

@@ -215,7 +215,7 @@ def _base_instruct_tests(entries, base_instruct) -> list[dict]:
             merged = ub.merge(ui, on=["pair_id", "presentation"], suffixes=("_b", "_i"))
             if len(merged) != len(ub) or len(merged) != len(ui):
                 raise ValueError(f"{eb['source']} and {ei['source']} score different {subset} units: the dependent "
-                                 "t-test needs the same pairs (the same --limit) and the same method")
+                                 "t-test needs the same pairs (the same `contstim plausibility --limit`) and the same method")
             t = base_vs_instruct(merged.hit_b.to_numpy(), merged.hit_i.to_numpy())
             tests.append({"dataset": subset, "base": b, "instruct": i, "base_name": eb["name"],
                           "instruct_name": ei["name"], "method": eb["title"], **t})
@@ -435,13 +435,13 @@ def plausibility_report(results: Sequence[dict | str | os.PathLike], *, names: S
     add("F7", "kauf2024_bars", "Figure 7: free vs constrained generation prompting",
         "Accuracy of constrained answers (the most probable allowed answer) and of free greedy generation (over "
         f"the valid answers only). {SE_NOTE} {human_note}",
-        _bar_panels(entries, human_units, subsets, _free), "needs a prompt result run with --free-generation")
+        _bar_panels(entries, human_units, subsets, _free), "needs a prompt result of `contstim plausibility --free-generation`")
     sc1_queries = {e["query"] for e in entries if e["method"] == "prompt:sentence-choice-1"}
     add("F8", "kauf2024_bars", "Figure 8: query types of Sentence Choice I",
         f"Sentence Choice I accuracy framed by each query type (Appendix C.2). {SE_NOTE} {human_note}",
         _bar_panels(entries, human_units, subsets, _methods(("prompt:sentence-choice-1",), any_query=True))
         if len(sc1_queries) > 1 else None,
-        "needs prompt:sentence-choice-1 results with at least two query types (--query)")
+        "needs prompt:sentence-choice-1 results with at least two query types (`contstim plausibility --query`)")
     add("T3", "table", "Table 3: accuracy (standard error) of every method",
         "Mean binary accuracy and, in brackets, its standard error over units, per dataset, method and model; "
         "human: over every pair of the dataset.",

@@ -71,14 +71,16 @@ def _run(args) -> int:
 
 
 def _run_results(args) -> int:
-    from ..benchmarks.model_report import model_report
+    from ..benchmarks.model_report import across_results, model_report
     from ..report.pages import write_pages
     from ..results import read_result
 
     if args.source:
         raise ValueError("--source is for --experiment main (the sentence features of Fig. S7), not for result files")
-    reports = [model_report(read_result(path), args.datasets, seed=args.seed, source=Path(path).name)
-               for path in args.results]
+    results = [read_result(path) for path in args.results]
+    reports = [model_report(result, args.datasets, seed=args.seed, source=Path(path).name)
+               for result, path in zip(results, args.results)]
+    reports += across_results(results, args.datasets)
     paths = write_pages(reports, args.out)
     for report, path in zip(reports, paths):
         missing = [i["id"] for i in report["items"] if i.get("unavailable")]

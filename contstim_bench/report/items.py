@@ -40,7 +40,7 @@ from dataclasses import dataclass
 
 BUILTIN_MODULES = ("contstim_bench.report.paper", "contstim_bench.report.result_figures",
                    "contstim_bench.report.kauf_figures", "contstim_bench.report.golan_items",
-                   "contstim_bench.report.kauf_ivanova")
+                   "contstim_bench.report.kauf_ivanova", "contstim_bench.report.plausibility_figures")
 """Report-layer modules whose kinds are registered on first lookup."""
 
 ITEM_FIELDS = ("id", "kind", "title", "caption", "data")

@@ -19,6 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from .figures import FORMATS, pyplot, save_figure
+from .items import figure_kind, table_kind
 
 HUMAN_COLOR = "0.35"
 HUMAN_BAND = "0.85"
@@ -194,6 +195,15 @@ FIGURES = {
     "kauf2024_yes_shares": yes_shares_figure,
 }
 """Item ``kind`` -> the function that draws it."""
+for _kind, _draw in FIGURES.items():
+    figure_kind(_kind)(_draw)  # shown on the pages of ``contstim report`` (report/items.py)
+
+
+@table_kind("table")
+def table_rows(item: dict) -> list[dict]:
+    """A ``table`` item (``data``: ``columns`` and display ``rows``) as the pages' table rows."""
+    data = item["data"]
+    return [dict(zip(data["columns"], row)) for row in data["rows"]]
 
 
 def table_markdown(item: dict) -> str:

@@ -101,7 +101,8 @@ def table(section: dict) -> list[dict]:
 def test_one_page_per_result_and_an_index(written):
     names = written["pages"]
     trigram = sorted(p for p in names if p.startswith("kenlm_"))
-    assert len(names) == 5 and "index.html" in names and set(PAGES.values()) <= set(names)
+    assert "all_1_plausibility_results.kauf2024_statistics.html" in names  # test_kauf2024_across_results
+    assert len(names) == 6 and "index.html" in names and set(PAGES.values()) <= set(names)
     assert [p.split(".")[-2] for p in trigram] == ["blimp", "plausibility_logprobs"]
     index = (written["out"] / "index.html").read_text(encoding="utf-8")
     for page in names:
@@ -334,3 +335,29 @@ def test_an_analysis_plugs_in_with_one_registration(written):
     with pytest.raises(ValueError, match="unknown result format 'x'"):
         mr.items_for("x")
 
+
+
+def test_kauf2024_across_results(written):
+    """The page across the plausibility results: Kauf et al. (2024) Table 3 (accuracy and standard
+    error per method) with the result's own accuracies, each model against the humans, and why the
+    items that need other results are not shown."""
+    from contstim_bench.plausibility.metrics import SUBSET_TITLES
+
+    result = written["results"]["plausibility"]
+    spec = result["model"]["spec"]
+    secs = sections(written, "all_1_plausibility_results.kauf2024_statistics.html")
+    for fig in ("kauf2024-F1", "kauf2024-F5", "kauf2024-F6"):
+        assert secs[fig]["imgs"] == 1, fig
+    rows = table(secs["kauf2024-T3"])
+    titles = {title: key for key, title in SUBSET_TITLES.items()}
+    assert [r["method"] for r in rows] == ["LogProbs"] * len(rows) and len(rows) == 3
+    for r in rows:
+        accuracy = result["experiment1"][titles[r["dataset"]]]["both"]["accuracy"]
+        assert r[spec].startswith(f"{accuracy:.2f} (")
+    versus = table(secs["kauf2024-human"])
+    assert [(r["model"], r["method"]) for r in versus] == [(spec, "LogProbs")] * 3
+    for r in versus:
+        both = result["experiment1"][titles[r["dataset"]]]["both"]
+        assert (r["units"], r["model accuracy"]) == (str(both["n_pairs"]), f"{both['accuracy']:.3f}")
+    assert "needs a prompt:sentence-judgment result" in secs["kauf2024-F4"]["text"]
+    assert "with at least two query types (`contstim plausibility --query`)" in secs["kauf2024-F8"]["text"]
