@@ -7,9 +7,9 @@ them; :func:`contstim_bench.report.paper.write_report` draws them.
 - :func:`token_count_item` -- Table S2 of an experiment for models with log-probabilities and a
   token counter (the reference models' tokenizers: :func:`reference_token_counters`);
 - :func:`result_token_counts` -- Table S2 for one result (a submitted model), each experiment it
-  covers, with the model's own token counter (:func:`scorer_token_counter`);
-- :func:`result_failures` -- Tables 1-3 for one result, the model looked at on every pair of each
-  condition (no trial targets a submitted model).
+  covers, with the model's own token counter (:func:`scorer_token_counter`).
+
+Tables 1-3 of one result are on its page (:mod:`.model_report_contstim`).
 
 Table S2 needs no human data: its pairs are the tested synthetic triplets (``synthetic_triplets``,
 ``selected``) and its values the models' log-probabilities and token counts.
@@ -22,14 +22,10 @@ from dataclasses import asdict
 
 import pyarrow.parquet as pq
 
-from ..analysis.evaluation import log_ratios_from_logprobs, unique_sentences
-from ..analysis.failures import worst_pair
-from ..analysis.selection import condition, condition_mask
 from ..analysis.token_counts import token_count_control
-from ..analysis.trials import prepare_trials
 from ..scoring.protocols import ContextLimited
 from ..study import EXPERIMENTS
-from .contstim import DATASET, load_experiment
+from .contstim import DATASET
 
 TokenCounter = Callable[[list[str]], Sequence[int]]
 
@@ -41,13 +37,6 @@ REFERENCE_TOKENIZERS = {
 }
 """Reference model -> the Hugging Face tokenizer the paper's code counts its tokens with (the
 word-level models, LSTM, RNN and the n-grams, have no word pieces and are not tested)."""
-
-TABLES = {
-    "T1": ("natural_controversial", "Table 1: controversial natural pairs on which {who} failed most severely"),
-    "T2": ("synthetic_vs_synthetic", "Table 2: controversial synthetic pairs on which {who} failed most severely"),
-    "T3": ("natural_vs_synthetic", "Table 3: natural vs synthetic pairs on which {who} failed most severely"),
-}
-
 
 def selected_triplets(experiment: str, datasets_dir: str | os.PathLike | None = None):
     """The synthetic triplets of ``experiment`` that were tested on people (``selected``), as a
@@ -179,43 +168,3 @@ def result_token_counts(result: dict, counter: TokenCounter | None,
 def unique_sentences_of(triplets) -> list[str]:
     """The distinct synthetic sentences of a triplets table."""
     return list(dict.fromkeys([*triplets["S1"], *triplets["S2"]]))
-
-
-def result_failures(result: dict, datasets_dir: str | os.PathLike | None = None,
-                    seed: int = 0) -> tuple[list[dict], dict[str, str]]:
-    """``(items, skipped)``: Tables 1-3 for the result's model on each experiment of the paper it
-    covers (report items ``T1``-``T3``, kind ``failures``).  Model 2 of each row is a reference
-    model that targeted the pair (:mod:`contstim_bench.analysis.failures`)."""
-    name = result["model"]["name"]
-    items: list[dict] = []
-    skipped: dict[str, str] = {}
-    for experiment in result.get("experiments", {}):
-        if experiment not in EXPERIMENTS:
-            skipped[f"T1-T3/{experiment}"] = f"{experiment} is a round of the benchmark, not an experiment of the paper"
-            continue
-        trials, refs = load_experiment(experiment, datasets_dir)
-        prepared = prepare_trials(trials)
-        sentences = unique_sentences(trials)
-        lacking = [s for s in sentences if s not in result["logprobs"]]
-        if lacking:
-            skipped[f"T1-T3/{experiment}"] = (f"the result has no log-probability of {len(lacking)} sentence(s) of the "
-                                              f"{experiment} experiment, e.g. {lacking[0]!r}")
-            continue
-        logprobs = {**refs, name: {s: result["logprobs"][s] for s in sentences}}
-        ratio = prepared.orient(log_ratios_from_logprobs(trials, logprobs[name]))
-        for id_, (cond_key, title) in TABLES.items():
-            cond = condition(cond_key)
-            if not condition_mask(prepared.frame, cond).any():
-                skipped[f"{id_}/{experiment}"] = f"the {experiment} experiment has no {cond_key.replace('_', ' ')} trials"
-                continue
-            failure = worst_pair(prepared.frame, ratio, name, cond, logprobs, seed=seed, untargeted=True)
-            items.append({
-                "id": id_, "kind": "failures", "title": f"{title.format(who=name)} ({experiment} experiment)",
-                "caption": f"The pair of the condition on which {name}'s accuracy was lowest (among every pair of the "
-                           "condition when no pair targets the model; ties broken at random with the report's seed); "
-                           "model 2: the reference model that targeted the pair and prefers the sentence most "
-                           "participants chose, listed first; log-probabilities in natural log, the higher one bold.",
-                "data": {"condition": cond_key, "experiment": experiment,
-                         "rows": [] if failure is None else [asdict(failure)]},
-            })
-    return items, skipped

@@ -11,7 +11,8 @@ registered in :mod:`contstim_bench.report.items`) with a ``section`` heading; an
 not apply to this result has ``kind`` ``None`` and ``unavailable``: the reason, shown on the page
 in its place.  Which items a result gets:
 
-- a contstim result (:mod:`.model_report_contstim`): per experiment the accuracy and SRCS panels
+- a contstim result (:mod:`.model_report_contstim`, Table S2 by :mod:`.model_report_tokens`): per
+  experiment the accuracy and SRCS panels
   with noise ceilings and significance (Figs. 1, 3, 4), the scores and head-to-head tables, the
   percentile scatter against each reference model, the head-to-head matrix of every model with
   this one (Fig. S4) and this model's most severe failures (Tables 1-3);
@@ -59,7 +60,7 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
 
     ``seed`` breaks ties among the most severe failures; ``source``: the file it was read from
     (shown on the page).  ValueError for a format no page is made for."""
-    from . import model_report_contstim, model_report_kauf, pll_properties_report
+    from . import model_report_contstim, model_report_kauf, model_report_tokens, pll_properties_report
 
     fmt = result.get("format")
     builders = {
@@ -73,7 +74,8 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
                          f"of `contstim evaluate` (contstim, pll-properties), `contstim plausibility` and `contstim blimp` "
                          f"({', '.join(f for f in FORMATS if f in builders)})")
     headline, items = builders[fmt](result, datasets_dir=datasets_dir, seed=seed)
-    for extra in EXTRA_ITEMS.get(fmt, []):
+    builtin_extras = {"contstim-bench-result": [model_report_tokens.token_count_items]}
+    for extra in builtin_extras.get(fmt, []) + EXTRA_ITEMS.get(fmt, []):
         items += extra(result, datasets_dir=datasets_dir, seed=seed)
     model = result["model"]
     name = model.get("name") or model.get("spec_typed") or model["spec"]

@@ -26,7 +26,7 @@ from dataclasses import asdict
 
 from ..analysis.evaluation import log_ratios_from_logprobs
 from ..analysis.failures import worst_pair
-from ..analysis.selection import Condition, condition
+from ..analysis.selection import condition
 from ..analysis.trials import pair_votes, prepare_trials
 from ..names import slug
 from ..study import EXPERIMENTS
@@ -89,7 +89,7 @@ def versus_rows(entries: dict, name: str) -> list[dict]:
     return rows
 
 
-def _dataset_problem(result: dict, experiment: str, datasets_dir) -> str | None:
+def dataset_problem(result: dict, experiment: str, datasets_dir) -> str | None:
     """Why the dataset cannot serve the items that need the human trials (None: it can)."""
     if experiment not in EXPERIMENTS:
         return (f"{experiment} is a round of the benchmark; these items are made for the paper's experiments "
@@ -157,11 +157,10 @@ def _failure_tables(result, exp, name, trials, lps, refs, seed, section) -> list
             out.append(unavailable(f"{exp}_{id_}", title, f"the {exp} experiment has no "
                                    f"{CONDITION_WORDS[cond_key]} trials", section))
             continue
-        cond = condition(cond_key)
         targeted = entries[cond_key]["selection"] != "all"
-        if not targeted:  # no trial targets this model: every trial of the condition, as its scores
-            cond = Condition(cond.key, cond.trial_type, None)
-        failure = worst_pair(prepared.frame, ratio, name, cond, {**refs, name: lps}, seed=seed, ties=ties)
+        # no trial targets this model: every trial of the condition, as its scores (analysis/failures.py)
+        failure = worst_pair(prepared.frame, ratio, name, condition(cond_key), {**refs, name: lps}, seed=seed,
+                             ties=ties, untargeted=not targeted)
         if failure is None:
             out.append(unavailable(f"{exp}_{id_}", title, "no trial of the condition evaluates this model", section))
             continue
@@ -171,7 +170,8 @@ def _failure_tables(result, exp, name, trials, lps, refs, seed, section) -> list
                                f"Among {which}: the pair on which {name}'s accuracy (mean over the participants who saw "
                                "it) was lowest, ties broken at random with the report's seed; model 2: "
                                + ("the model the pair was made to contrast it with" if targeted else
-                                  "the first (by name) of the reference models the pair was made to contrast")
+                                  "the reference model that targeted the pair and prefers the sentence most "
+                                  "participants chose")
                                + "; sentence 1 is the one most participants chose; log-probabilities in natural log, "
                                "the higher one bold.",
                                {"condition": cond_key, "rows": [asdict(failure)]}, section))
@@ -195,7 +195,7 @@ def contstim_items(result: dict, datasets_dir: str | os.PathLike | None = None, 
                                      "participants' choices that went to this model's sentence (mean over units; 0.5 = "
                                      "no difference), BH-adjusted two-sided Wilcoxon q of the shares vs 0.5.",
                                      {"rows": versus}, section))
-        problem = _dataset_problem(result, exp, datasets_dir)
+        problem = dataset_problem(result, exp, datasets_dir)
         needs = [(f"{exp}_scatter", f"Percentile scatter of {name} against each reference model ({exp})"),
                  (f"{exp}_S4", f"Figure S4: head-to-head matrices ({exp})"),
                  (f"{exp}_T", f"Tables 1-3: the pairs on which {name} failed most severely ({exp})")]

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 from contstim_bench.benchmarks.contstim import load_experiment
-from contstim_bench.benchmarks.contstim_golan import result_failures, result_token_counts, scorer_token_counter
+from contstim_bench.benchmarks.contstim_golan import result_token_counts, scorer_token_counter
+from contstim_bench.benchmarks.model_report import model_report
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results" / "smollm2-135m.json"
 
@@ -22,10 +23,11 @@ def smollm2_result():
 
 
 def test_table_2_for_smollm2_by_hand(datasets, smollm2_result):
-    items, skipped = result_failures(smollm2_result, seed=0)
-    assert [i["id"] for i in items] == ["T2"]  # the pll experiment has synthetic pairs only
-    assert set(skipped) == {"T1/pll", "T3/pll"}
-    (row,) = items[0]["data"]["rows"]
+    items = {i["id"]: i for i in model_report(smollm2_result, datasets, seed=0)["items"]}  # its report page
+    # the pll experiment has synthetic pairs only
+    assert items["pll_T1"]["unavailable"] == "the pll experiment has no controversial natural trials"
+    assert items["pll_T3"]["unavailable"].startswith("the pll experiment has no natural")
+    (row,) = items["pll_T2"]["data"]["rows"]
     lp = smollm2_result["logprobs"]
     trials, refs = load_experiment("pll")
     t = trials[trials.trial_type == "synthetic_vs_synthetic"]

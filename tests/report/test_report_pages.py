@@ -127,7 +127,7 @@ def test_contstim_page_items_and_scores(written, who):
     secs = sections(written, PAGES[who])
     refs = [r for r in PLL_REFERENCES if r != name]
     expected = (["pll_scores", "pll_accuracy", "pll_srcs", "pll_versus"] + [f"pll_scatter_{r}" for r in refs]
-                + ["pll_S4_synthetic_vs_synthetic", "pll_T1", "pll_T2", "pll_T3", "provenance"])
+                + ["pll_S4_synthetic_vs_synthetic", "pll_T1", "pll_T2", "pll_T3", "pll_TS2", "provenance"])
     assert list(secs) == expected
     for id_ in ("pll_accuracy", "pll_srcs", *[f"pll_scatter_{r}" for r in refs], "pll_S4_synthetic_vs_synthetic"):
         assert secs[id_]["imgs"] == 1, id_
@@ -198,6 +198,32 @@ def test_table2_is_the_worst_pair_by_hand(written, who, targeted):
     assert shown[0]["sentence"] == f"s1: {failure['sentence1']}" and shown[1]["sentence"] == f"s2: {failure['sentence2']}"
     assert [r["log p (model 1)"] for r in shown] == [f"{v:.2f}" for v in failure["logprob_model"]]
     assert [r["human choices"] for r in shown] == [str(v) for v in failure["human_choices"]]
+
+
+def test_token_count_control_of_the_model_by_hand(written, smollm2):
+    """Table S2 on the SmolLM2 page: on each tested synthetic pair of the pll experiment, the sentence
+    SmolLM2 gives the higher log-probability (accepted) against the other, counted in SmolLM2's own
+    tokens (its tokenizer, through the spec); roberta's page (precomputed, its tokenizer not in the
+    offline cache) says why it has none."""
+    from contstim_bench.benchmarks.contstim_golan import selected_triplets
+
+    lp = written["results"]["smollm2"]["logprobs"]
+    triplets = selected_triplets("pll", written["datasets"])
+    pairs = list(dict.fromkeys(zip(triplets["S1"], triplets["S2"])))
+    n = dict(zip(*[[s for p in pairs for s in p], smollm2.token_lengths([s for p in pairs for s in p])]))
+    more, equal, less = 0, 0, 0
+    for a, b in pairs:
+        accepted, rejected = (a, b) if lp[a] > lp[b] else (b, a)
+        more += n[accepted] > n[rejected]
+        equal += n[accepted] == n[rejected]
+        less += n[accepted] < n[rejected]
+    report = model_report(written["results"]["smollm2"], written["datasets"])
+    [row] = next(i for i in report["items"] if i["id"] == "pll_TS2")["data"]["rows"]
+    assert (row["n_pairs"], row["accepted_more"], row["equal"], row["rejected_more"]) == (len(pairs), more, equal, less)
+    assert len(pairs) == 120
+    shown = table(sections(written, PAGES["smollm2"])["pll_TS2"])
+    assert (shown[0]["pairs"], shown[0]["accepted has more tokens"]) == ("120", str(more))
+    assert "not in the Hugging Face cache" in sections(written, PAGES["roberta"])["pll_TS2"]["text"]
 
 
 def test_head_to_head_matrix_agrees_with_the_result(written):
@@ -306,7 +332,8 @@ def test_what_a_page_cannot_show_says_why(written):
     del result["panels"]
     report = model_report(result, written["datasets"])
     missing = {i["id"]: i["unavailable"] for i in report["items"] if i.get("unavailable")}
-    assert set(missing) == {"pll_accuracy", "pll_srcs", "pll_scatter", "pll_S4", "pll_T"}
+    assert set(missing) == {"pll_accuracy", "pll_srcs", "pll_scatter", "pll_S4", "pll_T", "pll_TS2"}
+    assert missing["pll_TS2"] == missing["pll_T"]
     assert missing["pll_accuracy"].startswith("the result has no 'panels' section")
     assert re.fullmatch(r"the local contstim dataset \(fingerprint [0-9a-f]{12}\) is not the one the result was "
                         r"computed on \(000000000000\); rebuild it, or pass its folder to `contstim report --datasets`", missing["pll_T"])

@@ -1,0 +1,64 @@
+"""Table S2 of Golan et al. (2023), the token-count control, on the page of a contstim result
+(``contstim report RESULT``): does the model's choice follow which sentence has more of its own
+tokens, on the tested synthetic pairs of each experiment the result covers?
+
+The model's tokens are counted by its own tokenizer: the scorer the result's spec builds (through
+the one :func:`contstim_bench.scoring.registry.load_scorer`, as every door loads a model; its
+weights are loaded too, once), or, for a ``precomputed:`` reference model, the Hugging Face
+tokenizer the paper's code counted with when it is in the local cache.  A model without word
+pieces (n-grams, RNNs) or whose tokenizer cannot be had here gets the reason instead of the table.
+"""
+from __future__ import annotations
+
+import os
+
+from ..study import EXPERIMENTS
+from .contstim_golan import TokenCounter, reference_token_counters, result_token_counts, scorer_token_counter
+from .model_report_contstim import dataset_problem
+from .report_items import unavailable
+
+
+def model_token_counter(result: dict) -> tuple[TokenCounter | None, str]:
+    """``(counter, why)``: the result's model's token counter, or None and why there is none."""
+    spec = result["model"]["spec"]
+    name = result["model"]["name"]
+    if spec.startswith("precomputed:"):
+        reference = spec.split(":", 1)[1]
+        counters, missing = reference_token_counters([reference])
+        if reference in counters:
+            return counters[reference], ""
+        return None, missing.get(reference, f"{name} is a word-level model: it has no word pieces to count")
+    from ..scoring.registry import load_scorer
+
+    try:
+        scorer = load_scorer(spec)
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        return None, f"the model's tokenizer cannot be loaded here ({str(exc).splitlines()[0][:200]})"
+    counter = scorer_token_counter(scorer)
+    return counter, "" if counter is not None else f"{name} has no word pieces (a word-level model)"
+
+
+def token_count_items(result: dict, datasets_dir: str | os.PathLike | None = None, seed: int = 0) -> list[dict]:
+    """Table S2 of the result's model per experiment of the paper (``{exp}_TS2``), or why not."""
+    title = "Table S2: token-count control, {name} ({exp} experiment)"
+    name = result["model"]["name"]
+    experiments, out = [], []
+    for exp in result.get("experiments", {}):
+        problem = dataset_problem(result, exp, datasets_dir) if exp in EXPERIMENTS else None
+        if problem is not None:  # its pairs are the dataset's: only the one the result was computed on
+            out.append(unavailable(f"{exp}_TS2", title.format(name=name, exp=exp), problem, f"{exp} experiment"))
+        elif exp in EXPERIMENTS:
+            experiments.append(exp)
+    if not experiments:
+        return out
+    counter, why = model_token_counter(result)
+    if counter is None:
+        return out + [unavailable(f"{exp}_TS2", title.format(name=name, exp=exp), why, f"{exp} experiment")
+                      for exp in experiments]
+    made, skipped = result_token_counts({**result, "experiments": {e: result["experiments"][e] for e in experiments}},
+                                        counter, datasets_dir)
+    items = out + [{**item, "id": f"{item['data']['experiment']}_TS2",
+                    "section": f"{item['data']['experiment']} experiment"} for item in made]
+    items += [unavailable(f"{key.split('/')[1]}_TS2", title.format(name=name, exp=key.split("/")[1]), reason,
+                          f"{key.split('/')[1]} experiment") for key, reason in skipped.items()]
+    return items
