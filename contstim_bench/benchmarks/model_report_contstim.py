@@ -24,6 +24,7 @@ from __future__ import annotations
 import os
 from dataclasses import asdict
 
+from ..analysis.dominance import dominance
 from ..analysis.evaluation import log_ratios_from_logprobs
 from ..analysis.failures import worst_pair
 from ..analysis.selection import condition
@@ -124,6 +125,15 @@ def _bars(result: dict, exp: str, name: str, section: str) -> list[dict]:
                                "model (the key and the notes under the figure say which tests).",
                                {"panels": result["panels"][exp], "entries": result["experiments"][exp], "model": name,
                                 "experiment": exp, "measure": measure}, section))
+        out.append(report_item(f"{exp}_{measure}_dominance", "dominance",
+                               f"{fig}, dominance circles: which model's {what} is significantly above which "
+                               f"({exp} experiment)",
+                               "Per condition: a filled circle where the row model's per-unit score is significantly "
+                               "above the column model's; models scored on every trial of the condition are "
+                               "compared, those scored on the trials that target them are not.",
+                               {"measure": measure, "conditions": {c: dominance(block["models"], measure)
+                                                                   for c, block in result["panels"][exp].items()}},
+                               section))
     return out
 
 

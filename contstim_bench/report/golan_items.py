@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .figures import pyplot
+from .figures import Mark, add_key, pyplot
 from .items import figure_kind, table_kind
 
 
@@ -68,3 +68,57 @@ def token_count_rows(item: dict) -> list[dict]:
              "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": _p_text(r["p"]),
              "q (BH)": _p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
              "_bold": {"q (BH)": r["significant"]}} for r in item["data"]["rows"]]
+
+
+DOMINANCE_MARKS = (
+    Mark("row model significantly better than the column model (q < .05)", "marker", "black", marker="o"),
+    Mark("compared, no significant difference", "marker", "white", "0.45", marker="o"),
+)
+DOMINANCE_NOTE = ("Two-sided Wilcoxon signed-rank test of the per-unit scores, Benjamini-Hochberg over the tested "
+                  "pairs of the condition; models scored on other trials (their own targeted pairs) are not compared.")
+
+
+@figure_kind("dominance")
+def dominance_figure(item: dict):
+    """Figs. 1/3/4, dominance circles: per condition a grid of the models (rows better than
+    columns); a filled circle where the row model's per-unit score is significantly above the
+    column model's, an open one where the two were compared without a significant difference,
+    nothing where they were scored on different trials; a key for each mark."""
+    plt = pyplot()
+    data = item["data"]
+    conds = list(data["conditions"])
+    n = max(len(data["conditions"][c]["models"]) for c in conds)
+    fig, axes = plt.subplots(1, len(conds), figsize=(max(4.5, 0.45 * n + 2.2) * len(conds), 0.45 * n + 2.6),
+                             squeeze=False)
+    for ax, cond in zip(axes[0], conds):
+        block = data["conditions"][cond]
+        models = block["models"]
+        pos = {m: i for i, m in enumerate(models)}
+        filled, open_ = [], []
+        for pair in block["pairs"]:
+            if pair["dominates"]:
+                worse = pair["b"] if pair["better"] == pair["a"] else pair["a"]
+                filled.append((pos[worse], pos[pair["better"]]))
+            else:
+                open_ += [(pos[pair["b"]], pos[pair["a"]]), (pos[pair["a"]], pos[pair["b"]])]
+        for points, style in ((filled, dict(color="black", s=70)),
+                              (open_, dict(facecolors="white", edgecolors="0.45", s=40))):
+            if points:
+                xs, ys = zip(*points)
+                ax.scatter(xs, ys, marker="o", zorder=3, **style)
+        ax.set_xticks(range(len(models)), models, rotation=60, ha="right", fontsize=7)
+        ax.set_yticks(range(len(models)), models, fontsize=7)
+        ax.set_xlim(-0.6, len(models) - 0.4)
+        ax.set_ylim(len(models) - 0.4, -0.6)
+        ax.set_aspect("equal")
+        ax.grid(color="0.92", lw=0.6)
+        if not block["pairs"]:
+            ax.text((len(models) - 1) / 2, (len(models) - 1) / 2, "no two models scored\non the same trials",
+                    ha="center", va="center", fontsize=8, color="0.4")
+        ax.set_title(cond.replace("_", " "), fontsize=9)
+        ax.set_xlabel("column model", fontsize=8)
+        ax.set_ylabel("row model", fontsize=8)
+    fig.suptitle(item["title"], fontsize=10)
+    fig.tight_layout()
+    add_key(fig, DOMINANCE_MARKS, DOMINANCE_NOTE, ncol=1)
+    return fig

@@ -121,10 +121,31 @@ def test_synthesis_key_names_every_mark():
                    "search path to S2 (one dot per word replacement)", "S2: keeps bi, lowers tri", "start sentence N"]
 
 
+def test_dominance_key_and_circles():
+    """Figs. 1/3/4 dominance circles: a filled circle where the row model dominates, open where compared."""
+    from contstim_bench.analysis.dominance import dominance
+
+    units = ("u1", "u2", "u3", "u4", "u5", "u6")
+    models = {m: {"selection": "all", "accuracy_by_unit": dict(zip(units, v))}
+              for m, v in (("A", [0.9] * 6), ("B", [0.5, 0.6, 0.4, 0.7, 0.5, 0.6]), ("C", [0.49, 0.62, 0.37, 0.74, 0.45, 0.66]))}
+    item = {"id": "x", "kind": "dominance", "title": "t", "caption": "",
+            "data": {"measure": "accuracy", "conditions": {"all": dominance(models, "accuracy")}}}
+    fig = registry.kinds()["dominance"].show(item)
+    try:
+        assert key_labels(fig) == ["row model significantly better than the column model (q < .05)",
+                                   "compared, no significant difference"]
+        filled, open_ = fig.axes[0].collections
+        # rows (y) better than columns (x): A (row 0) over B (column 1) and C (column 2)
+        assert sorted(map(tuple, filled.get_offsets().tolist())) == [(1.0, 0.0), (2.0, 0.0)]
+        assert sorted(map(tuple, open_.get_offsets().tolist())) == [(1.0, 2.0), (2.0, 1.0)]
+    finally:
+        pyplot().close(fig)
+
+
 def test_every_figure_kind_is_tested_here():
     """A new figure kind needs its key checked in this module."""
     tested = {"result_bars", "panel", "head_to_head", "agreement", "accept_reject", "features", "scatter",
-              "accuracy_bars", "condition_bars", "synthesis",
+              "accuracy_bars", "condition_bars", "synthesis", "dominance",
               "pll_length", "pll_frequency", "pll_causal",  # tests/benchmarks/test_kauf_ivanova_bench.py
               "kauf2024_bars", "kauf2024_voice", "kauf2024_conditions",  # tests/report/test_plausibility_figures.py
               "kauf2024_yes_shares"}

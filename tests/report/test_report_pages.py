@@ -126,7 +126,7 @@ def test_contstim_page_items_and_scores(written, who):
     name = result["model"]["name"]
     secs = sections(written, PAGES[who])
     refs = [r for r in PLL_REFERENCES if r != name]
-    expected = (["pll_scores", "pll_accuracy", "pll_srcs", "pll_versus"] + [f"pll_scatter_{r}" for r in refs]
+    expected = (["pll_scores", "pll_accuracy", "pll_accuracy_dominance", "pll_srcs", "pll_srcs_dominance", "pll_versus"] + [f"pll_scatter_{r}" for r in refs]
                 + ["pll_S4_synthetic_vs_synthetic", "pll_T1", "pll_T2", "pll_T3", "pll_TS2", "provenance"])
     assert list(secs) == expected
     for id_ in ("pll_accuracy", "pll_srcs", *[f"pll_scatter_{r}" for r in refs], "pll_S4_synthetic_vs_synthetic"):
@@ -285,7 +285,7 @@ def test_pages_in_chromium(written, tmp_path):
         pytest.skip("Debian chromium is not installed at /usr/bin/chromium")
     from playwright.sync_api import sync_playwright
 
-    figures = {"smollm2": 9, "roberta": 8}
+    figures = {"smollm2": 11, "roberta": 10}  # bars and dominance circles x 2, scatters, matrix
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=str(CHROMIUM), args=FLAGS, timeout=60_000)
         context = browser.new_context(viewport={"width": 1300, "height": 900})
