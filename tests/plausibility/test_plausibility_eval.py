@@ -10,35 +10,15 @@ import pandas as pd
 import pytest
 
 from contstim_bench import cli
-from contstim_bench.data.load import load_config
 from contstim_bench.data.plausibility_human import human_accuracy_dtfit, human_accuracy_eventsadapt
 from contstim_bench.benchmarks import plausibility as runner
 from contstim_bench.plausibility import conditional, metrics
 from contstim_bench.report.plausibility import summary_table
 from contstim_bench.scoring.base import Scorer
+from plausibility_runs import plausibility_result as _plaus
 
 # --------------------------------------------------------------------------- fixtures
 
-
-
-def _plaus(model, method=None, *, progress=False, log=None, **options):
-    """The plausibility result of a model spec through the one driver (what ``contstim
-    plausibility`` runs)."""
-    from contstim_bench.driver import RunOptions, evaluate
-
-    return evaluate(model, ["plausibility"], options=RunOptions(progress=progress),
-                    benchmark_options={"method": method, **options}, log=lambda m: None)["plausibility"]
-
-@pytest.fixture(scope="module")
-def tables():
-    """The real ``plausibility`` configs (built into the session's temporary dataset folder)."""
-    return {c: load_config("plausibility", c, split="test").to_pandas()
-            for c in ("eventsadapt", "dtfit", "socialn400", "socialn400_judgments")}
-
-
-@pytest.fixture(scope="module")
-def pairs(tables):
-    return metrics.experiment1_pairs(tables["eventsadapt"], tables["dtfit"])
 
 
 @pytest.fixture(scope="module")

@@ -15,35 +15,16 @@ import pytest
 from contstim_bench import cli
 from contstim_bench.benchmarks import plausibility as runner
 from contstim_bench.benchmarks.plausibility_glmm import result_pair_hits, run_glmm
-from contstim_bench.data.load import load_config
 from contstim_bench.plausibility import metrics
 from contstim_bench.plausibility.glmm import fit_glmm, formula, separation
 from contstim_bench.plausibility.similarity import euclidean_similarity, pattern_similarity
 from contstim_bench.report.plausibility import glmm_table, summary_table
 from contstim_bench.scoring.base import Scorer
+from plausibility_runs import plausibility_result as _plaus
 from contstim_bench.scoring.prompting import parse_answer, TEMPLATES
 
 HUMAN = {"context": runner.HUMAN_CONTEXT, "no_context": runner.HUMAN_NO_CONTEXT}
 
-
-
-def _plaus(model, method=None, *, progress=False, log=None, **options):
-    """The plausibility result of a model spec through the one driver (what ``contstim
-    plausibility`` runs)."""
-    from contstim_bench.driver import RunOptions, evaluate
-
-    return evaluate(model, ["plausibility"], options=RunOptions(progress=progress),
-                    benchmark_options={"method": method, **options}, log=lambda m: None)["plausibility"]
-
-@pytest.fixture(scope="module")
-def tables():
-    return {c: load_config("plausibility", c, split="test").to_pandas()
-            for c in ("eventsadapt", "dtfit", "socialn400", "socialn400_judgments")}
-
-
-@pytest.fixture(scope="module")
-def pairs(tables):
-    return metrics.experiment1_pairs(tables["eventsadapt"], tables["dtfit"])
 
 
 # --------------------------------------------------------------------------- human reference values
