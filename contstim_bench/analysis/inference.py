@@ -2,7 +2,9 @@
 
 - Two-sided Wilcoxon signed-rank test on paired per-unit values (``scipy.stats.wilcoxon``
   with ``zero_method="zsplit"``, as in the paper's code; scipy's default choice between the
-  exact and the normal-approximation null distribution).
+  exact and the normal-approximation null distribution, and for n <= 13 differences with ties or
+  zeros scipy's exact sign-flip permutation test, here given a vectorized statistic: the same
+  p-value, hundreds of times faster).
 - Benjamini-Hochberg adjustment across the comparisons of one panel
   (``scipy.stats.false_discovery_control``, ``method="bh"``).
 """
@@ -12,7 +14,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
-from scipy.stats import false_discovery_control, wilcoxon
+from scipy.stats import false_discovery_control, permutation_test, rankdata, wilcoxon
 
 ALPHA = 0.05
 """False-discovery rate at which a comparison is called significant (q < .05)."""
@@ -25,6 +27,19 @@ def paired(x: pd.Series, y: pd.Series, what: str) -> tuple[np.ndarray, np.ndarra
         raise ValueError(f"{what}: the two sets of per-unit values share no unit")
     units = units.sort_values()
     return x.loc[units].to_numpy(dtype=np.float64), y.loc[units].to_numpy(dtype=np.float64)
+
+
+PERMUTATION_MAX_N = 13
+"""Largest sample scipy's ``wilcoxon(method="auto")`` tests by enumerating all sign flips when the
+differences have ties or zeros (2**13 <= its 9,999 resamples)."""
+
+
+def signed_rank_plus(d: np.ndarray, axis: int = -1) -> np.ndarray:
+    """Wilcoxon's R+ with ``zero_method="zsplit"`` along ``axis``: the sum of the average ranks of
+    |d| over the positive differences plus half the ranks of the zero differences (as scipy's)."""
+    d = np.moveaxis(np.asarray(d, dtype=np.float64), axis, -1)
+    r = rankdata(np.abs(d), axis=-1)
+    return np.sum(np.where(d > 0, r, 0.0), axis=-1) + np.sum(np.where(d == 0, r, 0.0), axis=-1) / 2
 
 
 def wilcoxon_p(x, y) -> float:
@@ -40,6 +55,13 @@ def wilcoxon_p(x, y) -> float:
         raise ValueError("paired samples contain NaN or infinite values")
     if np.all(x == y):
         return 1.0
+    d = x - y
+    if d.size <= PERMUTATION_MAX_N and (np.any(d == 0) or np.unique(np.abs(d)).size < d.size):
+        # scipy's choice for these samples (method="auto"): a permutation test over all 2**n sign
+        # flips, which it runs with a per-row statistic; the same test, vectorized
+        res = permutation_test((d,), signed_rank_plus, permutation_type="samples", vectorized=True,
+                               n_resamples=9999, alternative="two-sided", axis=-1)
+        return float(res.pvalue)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=RuntimeWarning)  # small-sample notes
         res = wilcoxon(x, y, zero_method="zsplit", alternative="two-sided")
