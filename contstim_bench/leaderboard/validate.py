@@ -325,8 +325,8 @@ _RECOMPUTED_MAX = 16
 
 def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     """``{"experiments": ..., "panels": ...}`` recomputed from the log-probabilities with
-    :func:`contstim_bench.benchmarks.contstim.recompute` (and ``recompute_panels`` when the result has a
-    ``panels`` section), memoised on everything they depend on (model name, experiments,
+    :func:`contstim_bench.benchmarks.contstim.recompute_sections` (one analysis gives both; ``panels``
+    only when the result has that section), memoised on everything they depend on (model name, experiments,
     log-probabilities, dataset folder and its experiment fingerprints), so files that share
     their log-probabilities are analysed once.  The returned dicts must not be modified."""
     import hashlib
@@ -346,10 +346,8 @@ def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     if key not in _RECOMPUTED:
         if len(_RECOMPUTED) >= _RECOMPUTED_MAX:
             _RECOMPUTED.pop(next(iter(_RECOMPUTED)))
-        sections = {"experiments": contstim_benchmark.recompute(result, datasets_dir)}
-        if want_panels:
-            sections["panels"] = contstim_benchmark.recompute_panels(result, datasets_dir)
-        _RECOMPUTED[key] = sections
+        experiments, panels = contstim_benchmark.recompute_sections(result, datasets_dir)  # both in one analysis
+        _RECOMPUTED[key] = {"experiments": experiments, "panels": panels} if want_panels else {"experiments": experiments}
     return _RECOMPUTED[key]
 
 
