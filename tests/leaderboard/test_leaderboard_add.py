@@ -22,6 +22,13 @@ SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
 
 
 @pytest.fixture(scope="module")
+def datasets(rescoring_datasets_with_smollm2):
+    """A score cache of this module's own, starting with SmolLM2's scores of the shipped sentences
+    (tests/leaderboard/conftest.py): nothing here counts what re-scoring sends to the model."""
+    return rescoring_datasets_with_smollm2
+
+
+@pytest.fixture(scope="module")
 def smollm2():
     return load_file(SHIPPED / "smollm2-135m.json")
 
