@@ -326,7 +326,7 @@ _RECOMPUTED_MAX = 16
 def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     """``{"experiments": ..., "panels": ...}`` recomputed from the log-probabilities with
     :func:`contstim_bench.benchmarks.contstim.recompute_sections` (one analysis gives both; ``panels``
-    kept when the result has that section), memoised on everything they depend on (model name, experiments,
+    only when the result has that section), memoised on everything they depend on (model name, experiments,
     log-probabilities, dataset folder and its experiment fingerprints), so files that share
     their log-probabilities are analysed once.  The returned dicts must not be modified."""
     import hashlib
@@ -347,10 +347,7 @@ def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
         if len(_RECOMPUTED) >= _RECOMPUTED_MAX:
             _RECOMPUTED.pop(next(iter(_RECOMPUTED)))
         experiments, panels = contstim_benchmark.recompute_sections(result, datasets_dir)  # both in one analysis
-        sections = {"experiments": experiments}
-        if want_panels:
-            sections["panels"] = panels
-        _RECOMPUTED[key] = sections
+        _RECOMPUTED[key] = {"experiments": experiments, "panels": panels} if want_panels else {"experiments": experiments}
     return _RECOMPUTED[key]
 
 

@@ -10,15 +10,22 @@ from pathlib import Path
 
 import pytest
 
-from contstim_bench.benchmarks.contstim import recompute, recompute_panels
 from contstim_bench.cli import main as cli_main
 from contstim_bench.leaderboard.add import add_result
 from contstim_bench.leaderboard.identity import display_name, identity
 from contstim_bench.analysis.ranking import rank_models, rank_text
 from contstim_bench.leaderboard.table import ranking_rows
 from contstim_bench.leaderboard.validate import ValidationError, load_file, validate_files
+from leaderboard_helpers import with_scores  # tests/leaderboard/leaderboard_helpers.py
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
+
+
+@pytest.fixture(scope="module")
+def datasets(rescoring_datasets_with_smollm2):
+    """A score cache of this module's own, starting with SmolLM2's scores of the shipped sentences
+    (tests/leaderboard/conftest.py): nothing here counts what re-scoring sends to the model."""
+    return rescoring_datasets_with_smollm2
 
 
 @pytest.fixture(scope="module")
@@ -38,9 +45,7 @@ def rerun(smollm2, datasets):
                            name="hf-causal:runs/checkpoints/smollm2-135m-final",
                            spec_typed="hf-causal:runs/checkpoints/smollm2-135m-final",
                            folder="runs/checkpoints/smollm2-135m-final")
-    result["experiments"] = recompute(result, datasets)
-    result["panels"] = recompute_panels(result, datasets)
-    return result
+    return with_scores(result, datasets)
 
 
 def _write(path: Path, result: dict) -> Path:

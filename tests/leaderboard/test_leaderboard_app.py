@@ -17,7 +17,7 @@ pytest.importorskip("gradio_client")
 from contstim_bench.leaderboard.app import create_app, evaluate_spec, submit_file, table_frame  # noqa: E402
 from contstim_bench.leaderboard.table import ranking_rows  # noqa: E402
 from contstim_bench.leaderboard.validate import load_file  # noqa: E402
-from contstim_bench.benchmarks.contstim import recompute, recompute_panels  # noqa: E402
+from leaderboard_helpers import with_scores  # noqa: E402  (tests/leaderboard/leaderboard_helpers.py)
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
 TIMEOUT = 120
@@ -50,8 +50,7 @@ def submissions(tmp_path_factory, env):
     honest = copy.deepcopy(base)
     honest["model"] = {"spec": "test:length", "name": "length-baseline", "method": "characters", "fingerprint": "len-v1"}
     honest["logprobs"] = {s: -2.0 * len(s) for s in base["logprobs"]}
-    honest["experiments"] = recompute(honest, env)
-    honest["panels"] = recompute_panels(honest, env)
+    with_scores(honest, env)
     tampered = copy.deepcopy(honest)
     tampered["experiments"]["pll"]["all"]["accuracy"] = 0.99
     paths = {

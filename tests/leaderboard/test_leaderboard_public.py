@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from contstim_bench.benchmarks.contstim import recompute, recompute_panels
 from contstim_bench.driver import evaluate
 from contstim_bench.leaderboard.add import add_result
 from contstim_bench.leaderboard.identity import identity
@@ -19,15 +18,17 @@ from contstim_bench.leaderboard.policy import load_entries
 from contstim_bench.leaderboard.site import build_site
 from contstim_bench.leaderboard.spec_policy import admit
 from contstim_bench.leaderboard.verification import validate_and_rescore
+from leaderboard_helpers import one_png, with_scores  # tests/leaderboard/leaderboard_helpers.py
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
 SECRET = "hf_SECRET_TOKEN_0123456789"
 
 
 @pytest.fixture(scope="module")
-def datasets(rescoring_datasets):
-    """A score cache of this module's own (tests/leaderboard/conftest.py)."""
-    return rescoring_datasets
+def datasets(rescoring_datasets_with_smollm2):
+    """A score cache of this module's own, starting with SmolLM2's scores of the shipped sentences
+    (tests/leaderboard/conftest.py): nothing here counts what re-scoring sends to the model."""
+    return rescoring_datasets_with_smollm2
 
 
 def shipped(name: str) -> dict:
@@ -38,22 +39,13 @@ def rescored_copy(result: dict, datasets, **model) -> dict:
     """``result`` with ``model`` fields replaced and every score recomputed (a consistent file)."""
     out = copy.deepcopy(result)
     out["model"] = {**out["model"], **model}
-    out["experiments"] = recompute(out, datasets)
-    out["panels"] = recompute_panels(out, datasets)
-    return out
+    return with_scores(out, datasets)
 
 
 def dump(folder: Path, name: str, result: dict) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / name).write_text(json.dumps(result), encoding="utf-8")
     return folder / name
-
-
-def one_png(result_path, out_dir, **_) -> list[Path]:
-    """A stand-in for the site's figures (their content is tested elsewhere): one PNG file."""
-    path = Path(out_dir) / "pll_accuracy.png"
-    path.write_bytes(b"\x89PNG\r\n\x1a\n")
-    return [path]
 
 
 def published_text(site: Path) -> str:

@@ -21,7 +21,8 @@ from contstim_bench.leaderboard.validate import (
     validate_files,
 )
 from contstim_bench.leaderboard.verification import rescore, validate_and_rescore
-from contstim_bench.benchmarks.contstim import recompute, recompute_panels
+from contstim_bench.benchmarks.contstim import recompute
+from leaderboard_helpers import with_scores  # tests/leaderboard/leaderboard_helpers.py
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
 REFERENCE = ("bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "electra", "electra_has_a_mouth")
@@ -39,9 +40,7 @@ def honest(bert, datasets):
     result = copy.deepcopy(bert)
     result["model"] = {"spec": "test:length", "name": "length-baseline", "method": "characters", "fingerprint": "len-v1"}
     result["logprobs"] = {s: -2.0 * len(s) for s in bert["logprobs"]}
-    result["experiments"] = recompute(result, datasets)
-    result["panels"] = recompute_panels(result, datasets)
-    return result
+    return with_scores(result, datasets)
 
 
 def write(tmp_path, name, result, **dump):
@@ -300,8 +299,7 @@ def test_validate_and_rescore(tmp_path, bert, datasets):
     faked["model"]["name"] = "not-bert"  # not a reference name, so only re-scoring can tell
     sentence = list(faked["logprobs"])[3]
     faked["logprobs"][sentence] += 0.5
-    faked["experiments"] = recompute(faked, datasets)
-    faked["panels"] = recompute_panels(faked, datasets)
+    with_scores(faked, datasets)
     paths = [write(tmp_path, "faked.json", faked), write(tmp_path, "broken.json", {"format": "nope"})]
     # re-scoring is the default now (issue 15: verified only when re-scored); without it the
     # faked file is valid but unverified

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from contstim_bench.benchmarks.contstim import load_experiment, recompute, recompute_panels
+from contstim_bench.benchmarks.contstim import load_experiment
 from contstim_bench.cli import main as cli_main
 from contstim_bench.leaderboard.add import add_result
 from contstim_bench.leaderboard.policy import grouped_rows, load_entries
@@ -25,21 +25,21 @@ from contstim_bench.leaderboard.site import build_site
 from contstim_bench.leaderboard.duplicates import existing_keys
 from contstim_bench.leaderboard.validate import ValidationError, validate_files
 from contstim_bench.leaderboard.verification import validate_and_rescore
+from leaderboard_helpers import one_png, with_scores  # tests/leaderboard/leaderboard_helpers.py
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
 
 
 @pytest.fixture(scope="module")
-def datasets(rescoring_datasets):
-    """A score cache of this module's own (tests/leaderboard/conftest.py)."""
-    return rescoring_datasets
+def datasets(rescoring_datasets_with_smollm2):
+    """A score cache of this module's own, starting with SmolLM2's scores of the shipped sentences
+    (tests/leaderboard/conftest.py): nothing here counts what re-scoring sends to the model."""
+    return rescoring_datasets_with_smollm2
 
 
 def consistent(result: dict, datasets) -> dict:
     """``result`` with every score recomputed from its log-probabilities (internally consistent)."""
-    result["experiments"] = recompute(result, datasets)
-    result["panels"] = recompute_panels(result, datasets)
-    return result
+    return with_scores(result, datasets)
 
 
 @pytest.fixture(scope="module")
@@ -89,7 +89,8 @@ def test_oracle_is_valid_but_unverified(tmp_path, oracle, bert, datasets):
 
 
 def test_site_lists_unverified_results_apart(tmp_path, oracle, datasets):
-    site = build_site(results_folder(tmp_path, oracle), tmp_path / "site", datasets_dir=datasets, log=lambda m: None)
+    site = build_site(results_folder(tmp_path, oracle), tmp_path / "site", datasets_dir=datasets, log=lambda m: None,
+                      plot=one_png)
     index = (site / "index.html").read_text(encoding="utf-8")
     panel = index[index.index('id="panel-pll-all"'):]
     panel = panel[: panel.index("</section>")]
