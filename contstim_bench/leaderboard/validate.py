@@ -18,9 +18,9 @@ checks, in order:
    and it must carry that model's own log-probabilities (otherwise it would be scored on the trials
    that target the reference model, or pass for the paper's model); a model named like a reference
    model of a round must likewise carry that model's own log-probabilities;
-5. every score, recomputed with :func:`contstim_bench.benchmarks.contstim.recompute` (and
-   ``recompute_panels`` for the ``panels`` section) from the submitted log-probabilities and the
-   local dataset, matches the submitted one within ``TOLERANCE`` (absolute), with the same keys,
+5. every score, recomputed with :func:`contstim_bench.benchmarks.contstim.recompute_sections` (one
+   analysis gives the ``experiments`` and the ``panels`` sections) from the submitted
+   log-probabilities and the local dataset, matches the submitted one within ``TOLERANCE`` (absolute), with the same keys,
    strings and booleans.
 
 A step runs only when the earlier ones found nothing (a malformed file is not analysed).

@@ -25,23 +25,15 @@ def rescoring_datasets(datasets, tmp_path_factory):
         yield datasets
 
 
-@pytest.fixture(scope="session")
-def smollm2_score_cache(pll_logprobs) -> Path:
-    """A score cache holding SmolLM2-135M's log-probabilities of the 264 sentences of its shipped
-    result (leaderboard/results/smollm2-135m.json: the pll sentences): the run's shared cache, into
-    which ``pll_logprobs`` (tests/conftest.py) scored them once per run for every worker (the
-    leaderboard's re-scoring finds them within the tolerance of the shipped ones).  The modules that
-    re-score SmolLM2 start their caches from a copy of it (:func:`rescoring_datasets_with_smollm2`)
-    instead of running the model once each."""
-    return Path(os.environ["CONTSTIM_TESTS_SESSION_TMP"]) / "scores.sqlite"
-
-
 @pytest.fixture(scope="module")
-def rescoring_datasets_with_smollm2(rescoring_datasets, smollm2_score_cache):
-    """:func:`rescoring_datasets`, its module's score cache starting with SmolLM2's scores
-    (:func:`smollm2_score_cache`): for a module that re-scores SmolLM2 and does not count what
-    re-scoring sends to the model (a cached score is what the model gave here)."""
-    with closing(sqlite3.connect(smollm2_score_cache)) as seed, \
+def rescoring_datasets_with_smollm2(rescoring_datasets, pll_logprobs, run_score_cache):
+    """:func:`rescoring_datasets`, its module's score cache starting as a copy of the run's, which
+    holds SmolLM2-135M's log-probabilities of the 264 sentences of its shipped result (the pll
+    sentences, scored once per run by ``pll_logprobs``, tests/conftest.py; the leaderboard's
+    re-scoring finds them within the tolerance of the shipped ones): for a module that re-scores
+    SmolLM2 and does not count what re-scoring sends to the model (a cached score is what the
+    model gave here)."""
+    with closing(sqlite3.connect(run_score_cache)) as seed, \
             closing(sqlite3.connect(os.environ["CONTSTIM_SCORE_CACHE"])) as mine:
         seed.backup(mine)  # SQLite's own copy: whole, WAL included
     return rescoring_datasets
