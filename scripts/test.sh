@@ -25,5 +25,8 @@ if [ -z "${CONTSTIM_RAW_DATA:-}${CONTSTIM_DATA_DIR:-}" ] && [ ! -d ../shared/dat
 fi
 export CONTSTIM_OFFLINE=1
 # On every core (pytest-xdist; $CONTSTIM_TEST_WORKERS sets how many, 0 for one process), a test
-# file per worker at a time so that its module fixtures are built once.
-.venv/bin/python -m pytest -q -p no:cacheprovider -n "${CONTSTIM_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# file per worker at a time so that its module fixtures are built once; the files in the order
+# tests/conftest.py gives them (the longest first, from tests/module_seconds.txt), not xdist's
+# (the files with the most tests first).
+.venv/bin/python -m pytest -q -p no:cacheprovider -n "${CONTSTIM_TEST_WORKERS:-auto}" --dist loadfile \
+  --no-loadscope-reorder "$@"

@@ -68,6 +68,8 @@ def pytest_sessionfinish(session, exitstatus):
 
 SLOW_TESTS = Path(__file__).with_name("slow_tests.txt")
 """Tests measured slow in a full run (tests/slow_tests.py writes it)."""
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.txt")
+"""Each module's seconds in a full run (tests/slow_tests.py writes it)."""
 SEQUENTIAL_MODULES = {"tests/docs/test_readme.py"}
 """Modules whose tests build on each other (the blocks of README.md and docs/*.md share one work folder): slow as a
 whole when one of their tests is."""
@@ -85,6 +87,25 @@ def pytest_collection_modifyitems(config, items):
         module = item.nodeid.partition("::")[0]
         if item.nodeid in listed or module in listed or module in sequential:
             item.add_marker(pytest.mark.slow)
+    _longest_modules_first(items)
+
+
+def _longest_modules_first(items) -> None:
+    """Order the modules by their seconds in :data:`MODULE_SECONDS`, longest first (a module not
+    listed: 0 s, after the listed ones in collection order); the tests of a module keep their order.
+    pytest-xdist hands out whole modules (``--dist loadfile``) in this order when told not to put
+    the modules with the most tests first (``--no-loadscope-reorder``, scripts/test.sh): the
+    longest-first rule, so that a long module does not start last while the other worker idles."""
+    seconds = {}
+    for line in MODULE_SECONDS.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            value, _, module = line.partition(" ")
+            seconds[module.strip()] = float(value)
+    first_seen = {}
+    for k, item in enumerate(items):
+        first_seen.setdefault(item.nodeid.partition("::")[0], k)
+    items.sort(key=lambda item: (-seconds.get(item.nodeid.partition("::")[0], 0.0),
+                                 first_seen[item.nodeid.partition("::")[0]]))
 
 
 @pytest.fixture(scope="session")
