@@ -1,7 +1,7 @@
 """A small OpenAI-style completions server for the tests of the ``lm-eval:`` family: it scores the
 token ids lm-eval's ``local-completions`` backend sends (``echo=True, logprobs=1, max_tokens=1``)
-with a real transformers causal LM and answers as an OpenAI completions endpoint does, or in one
-of the wrong ways real servers answer (``mode``):
+with a real transformers causal LM (one right-padded forward pass per request) and answers as an
+OpenAI completions endpoint does, or in one of the wrong ways real servers answer (``mode``):
 
 * ``ok``: one log-probability per prompt token (``None`` for the first) plus the generated token;
 * ``generated-only``: only the generated token's (llama.cpp's ``llama-server`` gives none for the
@@ -50,20 +50,17 @@ class _Handler(BaseHTTPRequestHandler):
             return
         prompts = payload["prompt"]
         prompts = prompts if isinstance(prompts[0], list) else [prompts]
-        choices = [self._choice(i, ids, state) for i, ids in enumerate(prompts)]
+        logps = _log_softmax(state["model"], prompts)
+        choices = [self._choice(i, ids, logp, state["mode"]) for i, (ids, logp) in enumerate(zip(prompts, logps))]
         self._send(200, {"id": "cmpl-test", "object": "text_completion", "model": payload.get("model"),
                          "choices": choices})
 
-    def _choice(self, index: int, ids: list[int], state: dict) -> dict:
-        model = state["model"]
-        with torch.inference_mode():
-            logits = model(input_ids=torch.tensor([ids])).logits[0].double()
-        logp = torch.log_softmax(logits, -1)
+    @staticmethod
+    def _choice(index: int, ids: list[int], logp: torch.Tensor, mode: str) -> dict:
         values = [None] + [float(logp[i - 1, ids[i]]) for i in range(1, len(ids))]
         generated = int(logp[-1].argmax())
         values.append(float(logp[-1, generated]))
         tops = [None] + [{"t": float(logp[i - 1].max())} for i in range(1, len(ids))] + [{"t": values[-1]}]
-        mode = state["mode"]
         if mode == "generated-only":
             values, tops = values[-1:], tops[-1:]
         elif mode == "zeros":
@@ -75,14 +72,28 @@ class _Handler(BaseHTTPRequestHandler):
                 "logprobs": {"token_logprobs": values, "top_logprobs": tops, "tokens": [str(t) for t in ids]}}
 
 
-@contextlib.contextmanager
-def completions_server(model_folder, *, mode: str = "ok", key: str | None = None):
-    """Serve ``model_folder`` (a transformers causal LM, float32) on 127.0.0.1 until the block
-    ends; yields ``(completions URL, state)`` (``state["mode"]`` may be changed while it runs,
-    ``state["requests"]`` counts the requests)."""
-    from transformers import AutoModelForCausalLM
+def _log_softmax(model, prompts: list[list[int]]) -> list[torch.Tensor]:
+    """For each prompt (token ids), the float64 log-softmax of ``model``'s next-token logits at each
+    of its positions (``[len(prompt), vocabulary]``), all prompts of a request in one right-padded
+    forward pass (positions and attention as for the prompt alone; one pass per request instead of
+    one per prompt is what makes the 264-sentence evaluation cheap)."""
+    longest = max(len(ids) for ids in prompts)
+    padded = torch.tensor([ids + [0] * (longest - len(ids)) for ids in prompts])
+    mask = torch.tensor([[1] * len(ids) + [0] * (longest - len(ids)) for ids in prompts])
+    with torch.inference_mode():
+        logits = model(input_ids=padded, attention_mask=mask).logits
+    return [torch.log_softmax(logits[k, :len(ids)].double(), -1) for k, ids in enumerate(prompts)]
 
-    model = AutoModelForCausalLM.from_pretrained(str(model_folder), dtype=torch.float32).eval()
+
+@contextlib.contextmanager
+def completions_server(model, *, mode: str = "ok", key: str | None = None):
+    """Serve ``model`` (a transformers causal LM in float32, in eval mode: the tests pass the one
+    the ``smollm2`` fixture has loaded, instead of loading the weights again for every server) on
+    127.0.0.1 until the block ends; yields ``(completions URL, state)`` (``state["mode"]`` may be
+    changed while it runs, ``state["requests"]`` counts the requests)."""
+    if model.training or model.dtype != torch.float32:
+        raise ValueError(f"completions_server serves a float32 model in eval mode, got {model.dtype}, "
+                         f"training={model.training}")
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     server.state = {"model": model, "mode": mode, "key": key, "requests": 0}
     with in_thread(server) as base:

@@ -21,7 +21,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import rankdata
 
 from .accuracy import DEFAULT_TIES
 
@@ -101,6 +100,8 @@ def rank_models(entries: Sequence[dict], measure: str = "accuracy",
             for i in ranked:
                 out[i] = Ranked(None, 1, False, group, f"no other model evaluated like for like ({group})")
             continue
+        from scipy.stats import rankdata  # imported when used: see analysis/inference.py
+
         values = [shown(entries[i][measure]) for i in ranked]
         rank = rankdata([-v for v in values], method="min")
         for i, r, v in zip(ranked, rank, values):

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
-from scipy.stats import rankdata
 
 CENTRE = 3.5
 """Zero-centring of the 1..6 ratings: (-2.5, -1.5, -0.5, +0.5, +1.5, +2.5)."""
@@ -45,6 +44,8 @@ def rank_norm(n: int) -> float:
 
 def signed_ranks(x) -> np.ndarray:
     """``sign(x) * R(|x|)`` with average ranks for ties among the non-zero entries; zeros -> 0."""
+    from scipy.stats import rankdata  # imported when used: see analysis/inference.py
+
     x = np.asarray(x, dtype=np.float64)
     out = np.zeros_like(x)
     nz = x != 0
@@ -89,6 +90,7 @@ def semi_srcs(a, b) -> float:
 
 def srcs_random_tiebreak(a, b, rng: np.random.Generator) -> float:
     """One draw of Eq. 10: signed ranks with ties broken at random (for validating Eq. 11)."""
+    from scipy.stats import rankdata
 
     def draw(x: np.ndarray) -> np.ndarray:
         out = np.zeros_like(x)

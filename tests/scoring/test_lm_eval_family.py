@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from completions_server import completions_server
+from contstim_bench.cli import main as cli_main
 from contstim_bench.scoring.harness_checks import BackendOutputError, check_loglikelihoods
 from contstim_bench.scoring.registry import load_scorer
 from contstim_bench.scoring.spec import parse_spec
@@ -39,13 +40,15 @@ def shipped() -> dict:
 
 # ------------------------------------------------------------------------- in-process: hf
 @pytest.mark.slow
-def test_evaluate_and_score_with_lm_eval_hf_give_the_hf_causal_values(smollm2, shipped, tmp_path):
+def test_evaluate_and_score_with_lm_eval_hf_give_the_hf_causal_values(smollm2, shipped, tmp_path, capsys):
     """`contstim evaluate` and `contstim score` with lm-eval:hf on the converted SmolLM2 folder: every
-    pll sentence within 1e-4 nats of the shipped hf-causal result, the same accuracy in every panel."""
+    pll sentence within 1e-4 nats of the shipped hf-causal result, the same accuracy in every panel.
+    Both commands run in this process (:func:`contstim_bench.cli.main`): a fresh interpreter would
+    first import torch, transformers and lm-eval again (about 10 CPU-seconds)."""
     spec = f"lm-eval:hf?pretrained={smollm2.folder}"
     out = tmp_path / "lme.json"
-    proc = _run("evaluate", "--model", spec, "--output", str(out), "--no-plots", "--quiet")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert cli_main(["evaluate", "--model", spec, "--output", str(out), "--no-plots", "--quiet"]) == 0, \
+        capsys.readouterr().err[-3000:]
     result = json.loads(out.read_text())
     ours, ref = result["logprobs"], shipped["logprobs"]
     assert set(ours) == set(ref) and len(ours) == 264
@@ -64,8 +67,8 @@ def test_evaluate_and_score_with_lm_eval_hf_give_the_hf_causal_values(smollm2, s
     lines = list(ref)[:20]
     inp = tmp_path / "s.txt"
     inp.write_text("\n".join(lines) + "\n")
-    proc = _run("score", "--model", spec, "--input", str(inp), "--output", str(tmp_path / "s.csv"), "--quiet")
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert cli_main(["score", "--model", spec, "--input", str(inp), "--output", str(tmp_path / "s.csv"), "--quiet"]) == 0, \
+        capsys.readouterr().err[-3000:]
     import pandas as pd
 
     table = pd.read_csv(tmp_path / "s.csv", keep_default_na=False)
@@ -113,7 +116,7 @@ def test_served_model_scores_as_hf_causal_and_keeps_its_key_out_of_everything(sm
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     cache_file = tmp_path / "scores.sqlite"
     caplog.set_level(logging.DEBUG)
-    with completions_server(smollm2.folder, key=SECRET) as (url, state):
+    with completions_server(smollm2.model, key=SECRET) as (url, state):
         scorer = load_scorer(_served_spec(url, smollm2.folder), cache=ScoreCache(cache_file), progress=False)
         values = scorer.score(SENTENCES)
         assert state["requests"] == len(SENTENCES)  # lm-eval's API default: one sentence per request
@@ -128,20 +131,26 @@ def test_served_model_scores_as_hf_causal_and_keeps_its_key_out_of_everything(sm
 
 
 @pytest.mark.slow
-def test_evaluate_a_served_model_writes_no_key_and_the_leaderboard_lists_it_unverified(smollm2, tmp_path):
-    """`contstim evaluate` of a served model (the pll experiment, 264 sentences in batches of 32):
-    the result file, the score cache and the command's output hold no key; `leaderboard validate`
+def test_evaluate_a_served_model_writes_no_key_and_the_leaderboard_lists_it_unverified(smollm2, tmp_path,
+                                                                                      monkeypatch, capsys):
+    """`contstim evaluate` of a served model (the pll experiment, 264 sentences in batches of 32),
+    in a process of its own as a user runs it: the result file, the score cache and the command's
+    output hold no key; `leaderboard validate` (run in this process: it reads files and prints)
     recomputes its scores and lists it unverified without contacting the server."""
     cache_file = tmp_path / "scores.sqlite"
     env = {"OPENAI_API_KEY": SECRET, "CONTSTIM_SCORE_CACHE": str(cache_file)}
     out = tmp_path / "results" / "served.json"
-    with completions_server(smollm2.folder, key=SECRET) as (url, state):
+    with completions_server(smollm2.model, key=SECRET) as (url, state):
         spec = _served_spec(url, smollm2.folder) + "&batch_size=32"
         proc = _run("evaluate", "--model", spec, "--output", str(out), "--no-plots", env_extra=env)
         assert proc.returncode == 0, proc.stderr[-3000:]
         assert state["requests"] == 9  # ceil(264 / 32)
         served_requests = state["requests"]
-        check = _run("leaderboard", "validate", str(out), env_extra=env)
+        for name, value in env.items():
+            monkeypatch.setenv(name, value)
+        capsys.readouterr()
+        returncode = cli_main(["leaderboard", "validate", str(out)])
+        check = capsys.readouterr()
         assert state["requests"] == served_requests  # the leaderboard contacted no address
     assert SECRET not in out.read_text() and SECRET.encode() not in cache_file.read_bytes()
     assert SECRET not in proc.stdout + proc.stderr
@@ -149,15 +158,15 @@ def test_evaluate_a_served_model_writes_no_key_and_the_leaderboard_lists_it_unve
     assert result["model"]["backend"] == "local-completions" and result["model"]["model_args"]["base_url"] == url
     shipped = json.loads(SHIPPED.read_text())["logprobs"]
     assert max(abs(result["logprobs"][s] - shipped[s]) for s in shipped) < 1e-4
-    assert check.returncode == 0, check.stdout + check.stderr
-    assert "1 valid (0 verified, 1 unverified)" in check.stderr
-    assert "unverified: its model spec names a served model" in check.stdout
+    assert returncode == 0, check.out + check.err
+    assert "1 valid (0 verified, 1 unverified)" in check.err
+    assert "unverified: its model spec names a served model" in check.out
 
 
 def test_a_server_error_that_echoes_the_key_is_reported_without_it(smollm2, monkeypatch, caplog):
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
     caplog.set_level(logging.DEBUG)
-    with completions_server(smollm2.folder, key=SECRET, mode="echo-key") as (url, _):
+    with completions_server(smollm2.model, key=SECRET, mode="echo-key") as (url, _):
         scorer = load_scorer(_served_spec(url, smollm2.folder), cache=False, progress=False)
         with pytest.raises(RuntimeError) as err:
             scorer.score(SENTENCES[:1])
@@ -177,7 +186,7 @@ def test_wrong_server_answers_are_errors_never_scores(smollm2, tmp_path, mode, m
     from contstim_bench.scoring.cache import ScoreCache
 
     cache = ScoreCache(tmp_path / "scores.sqlite")
-    with completions_server(smollm2.folder, mode=mode) as (url, _):
+    with completions_server(smollm2.model, mode=mode) as (url, _):
         scorer = load_scorer(_served_spec(url, smollm2.folder), cache=cache, progress=False)
         with pytest.raises(BackendOutputError, match=message) as err:
             scorer.score(SENTENCES[:2])

@@ -1,13 +1,19 @@
 """Data-parallel scoring: two launched CPU processes (torchrun) give bit-identical scores
 and the same result files as one process (`contstim score` to CSV and to the pool .npy layout,
-`contstim evaluate`, `contstim generate natural`), resumes from the score cache, and its pool
-arrays serve as `precomputed:` models."""
+`contstim evaluate`, `contstim generate natural`, `contstim blimp`, `contstim plausibility`),
+resumes from the score cache, and its pool arrays serve as `precomputed:` models.
+
+Every sharded command of these tests runs in ONE launch (:func:`launched`, the script
+tests/launched_commands.py runs them one after the other in each process): the three processes of
+a launch import torch, transformers and accelerate (about 25 CPU-seconds) before any work, and
+each test asserts on its own command's exit status, output and files."""
 from __future__ import annotations
 
 import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -44,13 +50,27 @@ LAUNCH = [sys.executable, "-m", "torch.distributed.run", "--nproc_per_node"]
 starts one process unless MPI is set up, so it cannot test the split on CPU)."""
 
 
-def launch(args: list[str], cache: Path, n: int = 2) -> subprocess.CompletedProcess:
-    """``torchrun --nproc_per_node n -m contstim_bench ARGS`` with its own score cache."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1", CONTSTIM_SCORE_CACHE=str(cache))
-    cmd = [*LAUNCH, str(n), "-m", "contstim_bench", *args]
-    proc = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, proc.stderr[-4000:]
-    return proc
+@dataclass
+class Launch:
+    """The shared launch: the torchrun process and the folder of what its processes wrote
+    (tests/launched_commands.py)."""
+
+    proc: subprocess.CompletedProcess
+    out: Path
+
+    def stderr(self, name: str) -> str:
+        """What processes 0 and 1 wrote while command ``name`` ran (process 0 first), after
+        asserting that the launch and the command exited with status 0 in both processes."""
+        assert self.proc.returncode == 0, self.proc.stderr[-4000:]
+        err = [(self.out / f"{name}.{r}.err").read_text(errors="replace") for r in (0, 1)]
+        for r in (0, 1):
+            assert (self.out / f"{name}.{r}.rc").read_text() == "0", f"process {r}: {err[r][-4000:]}"
+        return "".join(err)
+
+
+def command(name: str, args: list[str], cache: Path) -> dict:
+    """One command of the shared launch's plan, with its own score cache."""
+    return {"name": name, "args": args, "env": {"CONTSTIM_SCORE_CACHE": str(cache)}}
 
 
 def one_process(args: list[str], cache: Path, monkeypatch) -> int:
@@ -58,14 +78,75 @@ def one_process(args: list[str], cache: Path, monkeypatch) -> int:
     return cli_main(args)
 
 
-def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
+def score_args(setup) -> list[str]:
+    return ["score", "--model", setup["model"], "--input", str(setup["tmp"] / "pll.txt"), "--batch-size", "8",
+            "--quiet"]
+
+
+BUDGET_ARGS = ["--max-tokens-per-batch", "300", "--quiet"]
+EVALUATE_ARGS = ["--experiment", "pll", "--no-plots", "--quiet", "--batch-size", "16"]
+SUITES = (("blimp", ["--paradigms", "adjunct_island,passive_1", "--limit", "20"]), ("plausibility", ["--limit", "4"]))
+
+
+def natural_args(tmp: Path) -> list[str]:
+    models = ",".join(f"g{order}=kenlm:{tmp / f'o{order}.arpa'}" for order in (2, 3))
+    return ["generate", "natural", "--models", models, "--pool", str(tmp / "pll.txt"), "--per-pair", "3", "--quiet"]
+
+
+@pytest.fixture(scope="module")
+def launched(setup) -> Launch:
+    """One ``torchrun --nproc_per_node 2`` launch that runs, in this order, the sharded command of
+    each test below (each with its own score cache): what a test needs before its launch is done
+    first (the cache one process fills for the first 100 sentences, the n-gram models, the BLiMP
+    and plausibility results of one process, which build those datasets)."""
+    tmp = setup["tmp"]
+    model = ["--model", setup["model"]]
+    with pytest.MonkeyPatch.context() as mp:
+        lines = setup["lines"][:264]
+        (tmp / "first100.txt").write_text("\n".join(lines[:100]) + "\n", encoding="utf-8")
+        assert one_process(["score", *model, *BUDGET_ARGS, "--input", str(tmp / "first100.txt"),
+                            "--output", str(tmp / "p.npy")], tmp / "c3.sqlite", mp) == 0
+        (tmp / "corpus.txt").write_text("\n".join(setup["lines"][:200]) + "\n", encoding="utf-8")
+        for order in (2, 3):
+            assert cli_main(["train", "ngram", "--corpus", str(tmp / "corpus.txt"), "--order", str(order),
+                             "--output", str(tmp / f"o{order}.arpa"), "--backend", "python"]) == 0
+        for suite, extra in SUITES:
+            assert one_process([suite, *model, "--quiet", "--batch-size", "8", *extra,
+                                "--output", str(tmp / f"{suite}1.json")], tmp / f"{suite}1.sqlite", mp) == 0
+    plan = [
+        command("score", [*score_args(setup), "--output", str(tmp / "two.npy")], tmp / "c2.sqlite"),
+        # the same command again on the cache the processes filled: no model runs
+        command("score-again", [*score_args(setup), "--output", str(tmp / "again.npy")], tmp / "c2.sqlite"),
+        command("budget", ["score", *model, *BUDGET_ARGS, "--input", str(tmp / "pll.txt"),
+                           "--output", str(tmp / "budget2.npy")], tmp / "c3.sqlite"),
+        command("evaluate", ["evaluate", *model, *EVALUATE_ARGS, "--output", str(tmp / "two.json")],
+                tmp / "e2.sqlite"),
+        command("natural", [*natural_args(tmp), "--output", str(tmp / "natural2")], tmp / "n2.sqlite"),
+        *(command(suite, [suite, *model, "--quiet", "--batch-size", "8", *extra,
+                          "--output", str(tmp / f"{suite}2.json")], tmp / f"{suite}2.sqlite")
+          for suite, extra in SUITES),
+    ]
+    (tmp / "plan.json").write_text(json.dumps(plan), encoding="utf-8")
+    out = tmp / "launched"
+    out.mkdir()
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    script = Path(__file__).resolve().parents[1] / "launched_commands.py"
+    proc = subprocess.run([*LAUNCH, "2", str(script), str(tmp / "plan.json"), str(out)], env=env,
+                          capture_output=True, text=True, timeout=900)
+    return Launch(proc, out)
+
+
+def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(launched, tmp_path):
     """Under a 2-process launch on a machine without a GPU, the package sees two processes, ranks 0
     and 1 (a bare ``PartialState()`` reports one process there, and both would score everything).
     After a gather (what every sharded scoring call ends with) both exit with status 0: before the
     exit hook (``parallel.end_launch``), about one launch in three died with SIGABRT
-    ("terminate called without an active exception"); one launch here and one under ``accelerate
-    launch --multi_gpu``, besides the seven torchrun launches of this module's other tests, each of
-    which must exit with status 0 too (:func:`launch`)."""
+    ("terminate called without an active exception"); the module's shared torchrun launch
+    (:func:`launched`, which writes these rank files first), one launch here under ``accelerate
+    launch --multi_gpu`` and the conversion test's torchrun launch must each exit with status 0."""
+    assert launched.proc.returncode == 0, launched.proc.stderr[-3000:]
+    assert [(launched.out / f"rank.{r}").read_text() for r in (0, 1)] == ["rank 0 of 2 saw [0, 1]",
+                                                                          "rank 1 of 2 saw [0, 1]"]
     script = tmp_path / "rank.py"
     script.write_text("import sys\n"
                       "from contstim_bench.scoring.parallel import _gather, processes\n"
@@ -76,13 +157,12 @@ def test_each_launched_process_gets_its_own_rank_and_exits_cleanly(tmp_path):
     # accelerate launch --multi_gpu runs torchrun underneath: on a machine without GPUs it starts
     # two CPU processes as well (docs/large-models.md says so); --cpu would start one
     accelerate = [sys.executable, "-m", "accelerate.commands.launch", "--multi_gpu", "--num_processes", "2"]
-    for attempt, launcher in enumerate([[*LAUNCH, "2"], accelerate]):
-        out = tmp_path / f"launch{attempt}"
-        proc = subprocess.run([*launcher, str(script), str(out)], env=dict(os.environ, OMP_NUM_THREADS="1"),
-                              capture_output=True, text=True, timeout=300)
-        assert proc.returncode == 0, proc.stderr[-3000:]
-        # one file per process: two processes printing to one pipe can interleave their lines
-        assert [Path(f"{out}.{r}").read_text() for r in (0, 1)] == ["rank 0 of 2 saw [0, 1]", "rank 1 of 2 saw [0, 1]"]
+    out = tmp_path / "launch"
+    proc = subprocess.run([*accelerate, str(script), str(out)], env=dict(os.environ, OMP_NUM_THREADS="1"),
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    # one file per process: two processes printing to one pipe can interleave their lines
+    assert [Path(f"{out}.{r}").read_text() for r in (0, 1)] == ["rank 0 of 2 saw [0, 1]", "rank 1 of 2 saw [0, 1]"]
 
 
 @pytest.mark.slow
@@ -126,22 +206,21 @@ def test_launched_processes_convert_an_offline_model_once_and_whole(tmp_path):
     assert sorted(p.name for p in models.iterdir() if not p.name.endswith(".lock")) == [stale.name]  # no leftovers
 
 
-def test_two_processes_score_a_file_bit_identically(setup, monkeypatch, capsys):
+def test_two_processes_score_a_file_bit_identically(setup, launched, monkeypatch):
     tmp = setup["tmp"]
-    args = ["score", "--model", setup["model"], "--input", str(tmp / "pll.txt"), "--batch-size", "8", "--quiet"]
+    args = score_args(setup)
     assert one_process([*args, "--output", str(tmp / "one.npy")], tmp / "c1.sqlite", monkeypatch) == 0
     assert one_process([*args, "--output", str(tmp / "one.csv")], tmp / "c1.sqlite", monkeypatch) == 0
-    proc = launch([*args, "--output", str(tmp / "two.npy")], tmp / "c2.sqlite")
-    assert "scored 284 sentences (264 unique, 264 sent to the model)" in proc.stderr
-    assert proc.stderr.count("scored 284 sentences") == 1  # process 0 reports, process 1 is silent
+    stderr = launched.stderr("score")
+    assert "scored 284 sentences (264 unique, 264 sent to the model)" in stderr
+    assert stderr.count("scored 284 sentences") == 1  # process 0 reports, process 1 is silent
     one, two = np.load(tmp / "one.npy"), np.load(tmp / "two.npy")
     assert one.dtype == two.dtype == np.float64 and one.shape == (len(setup["lines"]),)
     assert np.array_equal(one, two)  # bit-identical: every batch formed as in one process
     assert np.array_equal(one, pd.read_csv(tmp / "one.csv")["logprob"].to_numpy())
     assert np.all(one[264:] == one[:20])
-    # each process wrote what it computed to the cache: a second launch runs no model
-    proc = launch([*args, "--output", str(tmp / "again.npy")], tmp / "c2.sqlite")
-    assert "(264 unique, 0 sent to the model)" in proc.stderr
+    # each process wrote what it computed to the cache: the same command again runs no model
+    assert "(264 unique, 0 sent to the model)" in launched.stderr("score-again")
     assert np.array_equal(np.load(tmp / "again.npy"), one)
 
     # the pool array is a model: precomputed:FILE.npy?sentences=FILE.txt
@@ -155,18 +234,14 @@ def test_two_processes_score_a_file_bit_identically(setup, monkeypatch, capsys):
         load_scorer(f"precomputed:{tmp / 'two.npy'}", cache=False)
 
 
-def test_token_budget_and_resume_from_a_partial_cache(setup, monkeypatch):
+def test_token_budget_and_resume_from_a_partial_cache(setup, launched, monkeypatch):
     """Two processes with --max-tokens-per-batch, on a cache one process already filled for the
-    first 100 sentences: only the other 164 are computed, and the values equal those of one
-    process resuming from the same cache."""
+    first 100 sentences (:func:`launched` filled it before the launch): only the other 164 are
+    computed, and the values equal those of one process resuming from the same cache."""
     tmp = setup["tmp"]
     lines = setup["lines"][:264]
-    (tmp / "first100.txt").write_text("\n".join(lines[:100]) + "\n", encoding="utf-8")
-    args = ["score", "--model", setup["model"], "--max-tokens-per-batch", "300", "--quiet"]
-    assert one_process([*args, "--input", str(tmp / "first100.txt"), "--output", str(tmp / "p.npy")],
-                       tmp / "c3.sqlite", monkeypatch) == 0
-    proc = launch([*args, "--input", str(tmp / "pll.txt"), "--output", str(tmp / "budget2.npy")], tmp / "c3.sqlite")
-    assert "(264 unique, 164 sent to the model)" in proc.stderr
+    args = ["score", "--model", setup["model"], *BUDGET_ARGS]
+    assert "(264 unique, 164 sent to the model)" in launched.stderr("budget")
     # one process from the same cache state: identical values (the same sentences left to compute,
     # hence the same batches)
     for name in ("first100.txt", "pll.txt"):
@@ -188,38 +263,30 @@ def _comparable(result: dict) -> dict:
     return out
 
 
-def test_two_processes_write_the_same_result_file(setup, monkeypatch):
+def test_two_processes_write_the_same_result_file(setup, launched, monkeypatch):
     tmp = setup["tmp"]
-    args = ["evaluate", "--model", setup["model"], "--experiment", "pll", "--no-plots", "--quiet", "--batch-size", "16"]
+    args = ["evaluate", "--model", setup["model"], *EVALUATE_ARGS]
     assert one_process([*args, "--output", str(tmp / "one.json")], tmp / "e1.sqlite", monkeypatch) == 0
-    launch([*args, "--output", str(tmp / "two.json")], tmp / "e2.sqlite")
+    launched.stderr("evaluate")
     one = json.loads((tmp / "one.json").read_text())
     two = json.loads((tmp / "two.json").read_text())
     assert _comparable(one) == _comparable(two)
     assert len(one["logprobs"]) == 264 and one["scoring"]["n_model_sentences"] == 264
 
 
-def test_two_processes_select_the_same_natural_pairs(setup, monkeypatch, tmp_path):
-    """Pool scoring for natural-pair selection: two n-gram models over the 264-sentence pool."""
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("\n".join(setup["lines"][:200]) + "\n", encoding="utf-8")
-    models = []
-    for order in (2, 3):
-        arpa = tmp_path / f"o{order}.arpa"
-        assert cli_main(["train", "ngram", "--corpus", str(corpus), "--order", str(order), "--output", str(arpa),
-                         "--backend", "python"]) == 0
-        models.append(f"g{order}=kenlm:{arpa}")
-    args = ["generate", "natural", "--models", ",".join(models), "--pool", str(setup["tmp"] / "pll.txt"),
-            "--per-pair", "3", "--quiet"]
-    assert one_process([*args, "--output", str(tmp_path / "one")], tmp_path / "n1.sqlite", monkeypatch) == 0
-    launch([*args, "--output", str(tmp_path / "two")], tmp_path / "n2.sqlite")
+def test_two_processes_select_the_same_natural_pairs(setup, launched, monkeypatch):
+    """Pool scoring for natural-pair selection: two n-gram models (:func:`launched` trains them on
+    200 of the sentences) over the 264-sentence pool."""
+    tmp = setup["tmp"]
+    assert one_process([*natural_args(tmp), "--output", str(tmp / "natural1")], tmp / "n1.sqlite", monkeypatch) == 0
+    launched.stderr("natural")
     for name in ("g2", "g3"):
-        a = np.load(tmp_path / "one" / "pool_arrays" / f"{name}.npy")
-        b = np.load(tmp_path / "two" / "pool_arrays" / f"{name}.npy")
+        a = np.load(tmp / "natural1" / "pool_arrays" / f"{name}.npy")
+        b = np.load(tmp / "natural2" / "pool_arrays" / f"{name}.npy")
         assert a.shape == (len(setup["lines"]),) and np.array_equal(a, b)
-    assert (tmp_path / "two" / "pool_arrays" / "pool.txt").read_text().splitlines() == setup["lines"]
-    one = pd.read_parquet(tmp_path / "one" / "natural" / "natural_controversial_pairs" / "train.parquet")
-    two = pd.read_parquet(tmp_path / "two" / "natural" / "natural_controversial_pairs" / "train.parquet")
+    assert (tmp / "natural2" / "pool_arrays" / "pool.txt").read_text().splitlines() == setup["lines"]
+    one = pd.read_parquet(tmp / "natural1" / "natural" / "natural_controversial_pairs" / "train.parquet")
+    two = pd.read_parquet(tmp / "natural2" / "natural" / "natural_controversial_pairs" / "train.parquet")
     pd.testing.assert_frame_equal(one, two)
     assert len(one) == 3 and set(one["model_1"]) == {"g2"}  # one model pair x --per-pair 3
 
@@ -241,14 +308,11 @@ def test_length_sorted_batches_with_a_token_budget():
             assert length_sorted_batches(sub, None, budget) == [list(range(len(batch)))]
 
 
-def test_two_processes_write_the_same_blimp_and_plausibility_results(setup, monkeypatch):
+def test_two_processes_write_the_same_blimp_and_plausibility_results(setup, launched):
+    """The results of one process (:func:`launched` writes them before the launch) and of two."""
     tmp = setup["tmp"]
-    for command, extra in (("blimp", ["--paradigms", "adjunct_island,passive_1", "--limit", "20"]),
-                           ("plausibility", ["--limit", "4"])):
-        args = [command, "--model", setup["model"], "--quiet", "--batch-size", "8", *extra]
-        assert one_process([*args, "--output", str(tmp / f"{command}1.json")], tmp / f"{command}1.sqlite",
-                           monkeypatch) == 0
-        launch([*args, "--output", str(tmp / f"{command}2.json")], tmp / f"{command}2.sqlite")
+    for command, _ in SUITES:
+        launched.stderr(command)
         one = json.loads((tmp / f"{command}1.json").read_text())
         two = json.loads((tmp / f"{command}2.json").read_text())
         for r in (one, two):
