@@ -170,6 +170,18 @@ def test_a_round_reserves_the_names_of_the_models_it_targeted(loop, tmp_path):
     assert problem.startswith("model.name 'trigram' is reserved")
 
 
+def test_a_result_is_analysed_once_whatever_the_name_of_its_datasets_folder(loop, monkeypatch):
+    """The leaderboard build (run in the round's folder with ``--datasets datasets``) and a check
+    given the folder's absolute path share one analysis of a result."""
+    from contstim_bench.leaderboard.validate import recomputed_sections
+
+    result = json.loads((loop["root"] / "board" / f"{SIMULATOR}.{ROUND}.json").read_text(encoding="utf-8"))
+    absolute = recomputed_sections(result, loop["root"] / "datasets")
+    monkeypatch.chdir(loop["root"])
+    assert recomputed_sections(result, "datasets") is absolute
+    assert absolute["experiments"] == result["experiments"]
+
+
 def test_the_leaderboard_shows_the_round(loop):
     index = (loop["root"] / "site" / "index.html").read_text(encoding="utf-8")
     assert f"round contstim.{ROUND}" in index and "hf-causal:gemma3-270m" in index
