@@ -327,8 +327,9 @@ def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     """``{"experiments": ..., "panels": ...}`` recomputed from the log-probabilities with
     :func:`contstim_bench.benchmarks.contstim.recompute_sections` (one analysis gives both; ``panels``
     only when the result has that section), memoised on everything they depend on (model name, experiments,
-    log-probabilities, dataset folder and its experiment fingerprints), so files that share
-    their log-probabilities are analysed once.  The returned dicts must not be modified."""
+    log-probabilities, dataset folder (resolved: ``datasets`` and its absolute path are one folder) and
+    its experiment fingerprints), so files that share their log-probabilities are analysed once.  The
+    returned dicts must not be modified."""
     import hashlib
 
     from ..benchmarks import contstim as contstim_benchmark
@@ -339,7 +340,8 @@ def recomputed_sections(result: dict, datasets_dir=None) -> dict[str, dict]:
     local = result["benchmark"]["dataset_fingerprint"] if round_of(result) else known.local_build(datasets_dir)["experiments"]
     want_panels = "panels" in result
     key_data = [
-        result["model"]["name"], sorted(result["experiments"]), str(datasets_dir), local,
+        result["model"]["name"], sorted(result["experiments"]),
+        str(Path(datasets_dir).resolve()) if datasets_dir is not None else None, local,
         want_panels, result["logprobs"],
     ]
     key = hashlib.sha256(json.dumps(key_data, sort_keys=True, allow_nan=True).encode()).hexdigest()

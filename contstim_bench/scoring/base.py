@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from . import file_memo
 from .cache import ScoreCache, CorruptCacheError
 from .cache import ENV_SCORE_CACHE, default_cache_path, entry_checksum  # noqa: F401  (their home until .cache)
 
@@ -160,15 +161,21 @@ def cached_values(owner, cache: "ScoreCache | None", method: str, keys: Sequence
 
 
 def hash_files(paths: Sequence[str | os.PathLike], extra: dict | None = None) -> str:
-    """sha256 over the bytes of ``paths`` (in order) and a JSON of ``extra`` settings."""
-    h = hashlib.sha256()
-    for p in paths:
-        with open(p, "rb") as fh:
-            for chunk in iter(lambda: fh.read(1 << 20), b""):
-                h.update(chunk)
-    if extra:
-        h.update(json.dumps(extra, sort_keys=True).encode())
-    return h.hexdigest()
+    """sha256 over the bytes of ``paths`` (in order) and a JSON of ``extra`` settings (hex).  The
+    files are read once per process while they stay the same (:func:`.file_memo.digest`)."""
+    paths = list(paths)
+    settings = json.dumps(extra, sort_keys=True).encode() if extra else b""
+
+    def compute() -> str:
+        h = hashlib.sha256()
+        for p in paths:
+            with open(p, "rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        h.update(settings)
+        return h.hexdigest()
+
+    return file_memo.digest(paths, ("sha256", settings), compute)
 
 
 def length_sorted_batches(lengths: Sequence[int], batch_size: int | None,

@@ -49,6 +49,7 @@ from .hf_loading import (
     check_causal_config,
     check_device_map,
     load_causal_lm,
+    load_tokenizer,
     parse_max_memory,
     recorded_start_token,
     snapshot_commit,
@@ -101,10 +102,9 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         #: sentences per batch when a token budget is set: only the count the user gave limits it
         self._count_cap = int(batch_size) if batch_size else None
         self.max_tokens_per_batch = set_token_budget(max_tokens_per_batch)
-        from transformers import AutoTokenizer
-
         check_causal_config(self.folder, self.name)
-        self.tokenizer = AutoTokenizer.from_pretrained(self.folder)
+        #: shared by the scorers of this model in the process (hf_loading.load_tokenizer): never changed
+        self.tokenizer = load_tokenizer(self.folder)
         self._model = None  # loaded on first use: a run served from the cache never loads it
         self._cache_name = "past_key_values"  # the model's name for a key/value cache, set on loading
         self.start_token = start if start is not None else (

@@ -14,6 +14,7 @@ import json
 import re
 from pathlib import Path
 
+from . import file_memo
 from .offline import MARKER
 
 
@@ -203,6 +204,16 @@ def load_causal_lm(folder: Path, name: str, dtype, device, device_map: str | Non
         model.to(device)
     model.eval()
     return model
+
+
+def load_tokenizer(folder: Path):
+    """``AutoTokenizer.from_pretrained(folder)``, loaded once per process while the folder's files
+    stay the same (:func:`.file_memo.shared`; Gemma-3's takes about 4 CPU-seconds): the scorers
+    of one model share it and never change it."""
+    from transformers import AutoTokenizer
+
+    files = sorted(p for p in Path(folder).iterdir() if p.is_file())
+    return file_memo.shared("tokenizer", [Path(folder), *files], lambda: AutoTokenizer.from_pretrained(folder))
 
 
 def causal_model_files(folder: Path) -> list[Path]:

@@ -4,7 +4,11 @@ trained on the held-out corpus -> natural and synthetic pairs -> design -> expor
 simulated participants whose choices follow Gemma-3-270m (a model no step of the generation saw)
 -> ingest as round contstim.web2026 -> evaluate two models on the round -> leaderboard.
 
-Kept small for a 2-core CI machine: a 400-word vocabulary, 6 start sentences, short searches."""
+Kept small for a 2-core CI machine: a 400-word vocabulary, 6 start sentences, searches of at most 4
+position attempts.  The loop runs in the round's folder with the relative paths of docs/rounds.md: a
+synthetic search job's seed derives from the model specs (``kenlm:trigram.arpa``), so every run
+searches the same way (with the folder's absolute path in the spec, each run's temporary folder gave
+another search)."""
 from __future__ import annotations
 
 import contextlib
@@ -25,7 +29,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("one_torch_thread")]
 ROUND = "web2026"
 CANDIDATE = "smollm2=smollm2-135m"
 SIMULATOR = "gemma3-270m"
-SEARCH = ["--start-sentences", "6", "--seed", "2", "--max-failures", "4", "--max-attempts", "8", "--threshold", "-7"]
+SEARCH = ["--start-sentences", "6", "--seed", "2", "--max-failures", "4", "--max-attempts", "4", "--threshold", "-7"]
 
 
 def cli(argv: list[str]) -> tuple[int, str, str]:
@@ -57,42 +61,50 @@ def study(root: Path, design: Path) -> tuple[str, str]:
 @pytest.fixture(scope="module")
 def loop(tmp_path_factory):
     root = tmp_path_factory.mktemp("round")
-    out = {"root": root}
-    out["train"] = run(["train", "ngram", "--order", "3", "--output", str(root / "trigram.arpa")])
-    trigram = f"trigram=kenlm:{root / 'trigram.arpa'}"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(root)
+        out = run_loop(Path())
+    out["root"] = root
+    if os.environ.get("CONTSTIM_SHOW_LOOP"):  # docs/rounds.md's output: CONTSTIM_SHOW_LOOP=1 pytest -s ...
+        print(json.dumps(out, indent=1, default=str))
+    return out
+
+
+def run_loop(here: Path) -> dict[str, str]:
+    """The commands of docs/rounds.md, run in the current folder ``here`` (relative paths); each
+    command's output (stderr of the refused call) by name."""
+    out = {}
+    out["train"] = run(["train", "ngram", "--order", "3", "--output", "trigram.arpa"])
+    trigram = "trigram=kenlm:trigram.arpa"
     refs = f"gpt2=precomputed:gpt2,roberta=precomputed:roberta,{trigram}"
     from contstim_bench.data.load import dataset_folder
 
     vocab = pd.read_parquet(dataset_folder("contstim") / "vocabulary" / "train.parquet")
     vocab = vocab.sort_values("frequency", ascending=False, kind="stable")
     words = pd.concat([vocab[vocab["capitalized"]].head(100), vocab[~vocab["capitalized"]].head(300)])
-    words[["word", "capitalized"]].to_parquet(root / "words.parquet")
+    words[["word", "capitalized"]].to_parquet(here / "words.parquet")
     out["natural"] = run(["generate", "natural", "--candidates", CANDIDATE, "--references", refs,
-                          "--restrict-to-scorable", "--per-pair", "2", "--output", str(root / "natural"), "--quiet"])
+                          "--restrict-to-scorable", "--per-pair", "2", "--output", "natural", "--quiet"])
     # precomputed references cannot take part in the synthetic search: only the trigram can
     code, _, out["refused"] = cli(["generate", "synthetic", "--candidates", CANDIDATE, "--references", refs, *SEARCH,
-                                   "--output", str(root / "refused")])
+                                   "--output", "refused"])
     assert code == 1
     out["synthetic"] = run(["generate", "synthetic", "--candidates", CANDIDATE, "--references", trigram, *SEARCH,
-                            "--vocabulary", str(root / "words.parquet"), "--output", str(root / "synth"), "--quiet"])
-    out["select"] = run(["generate", "select", "--triplets", str(root / "synth"), "--per-pair", "3", "--bins", "1",
-                         "--output", str(root / "selected")])
-    out["design"] = run(["generate", "design", "--natural", str(root / "natural"), "--triplets", str(root / "selected"),
+                            "--vocabulary", "words.parquet", "--output", "synth", "--quiet"])
+    out["select"] = run(["generate", "select", "--triplets", "synth", "--per-pair", "3", "--bins", "1",
+                         "--output", "selected"])
+    out["design"] = run(["generate", "design", "--natural", "natural", "--triplets", "selected",
                          "--groups", "2", "--random-pairs", "2", "--catch-trials", "12", "--experiment", ROUND,
-                         "--output", str(root / "design")])
-    out["simulate"], out["ingest"] = study(root, root / "design")
+                         "--output", "design"])
+    out["simulate"], out["ingest"] = study(here, here / "design")
     for model in (SIMULATOR, "smollm2-135m"):
-        out[f"evaluate {model}"] = run(["evaluate", "--benchmark", f"contstim.{ROUND}", "--datasets",
-                                        str(root / "datasets"), "--model", model, "--output",
-                                        str(root / "results" / model)])
-    (root / "board").mkdir()
+        out[f"evaluate {model}"] = run(["evaluate", "--benchmark", f"contstim.{ROUND}", "--datasets", "datasets",
+                                        "--model", model, "--output", f"results/{model}"])
+    (here / "board").mkdir()
     for model in (SIMULATOR, "smollm2-135m"):
-        src = root / "results" / model / f"contstim.{ROUND}.json"
-        (root / "board" / f"{model}.{ROUND}.json").write_bytes(src.read_bytes())
-    out["leaderboard"] = run(["leaderboard", "build", "--results", str(root / "board"), "--out", str(root / "site"),
-                              "--datasets", str(root / "datasets")])
-    if os.environ.get("CONTSTIM_SHOW_LOOP"):  # docs/rounds.md's output: CONTSTIM_SHOW_LOOP=1 pytest -s ...
-        print(json.dumps(out, indent=1, default=str))
+        src = here / "results" / model / f"contstim.{ROUND}.json"
+        (here / "board" / f"{model}.{ROUND}.json").write_bytes(src.read_bytes())
+    out["leaderboard"] = run(["leaderboard", "build", "--results", "board", "--out", "site", "--datasets", "datasets"])
     return out
 
 
@@ -156,6 +168,18 @@ def test_a_round_reserves_the_names_of_the_models_it_targeted(loop, tmp_path):
     claimed["model"]["name"] = "trigram"
     [problem] = check_reference_name(claimed, loop["root"] / "datasets")
     assert problem.startswith("model.name 'trigram' is reserved")
+
+
+def test_a_result_is_analysed_once_whatever_the_name_of_its_datasets_folder(loop, monkeypatch):
+    """The leaderboard build (run in the round's folder with ``--datasets datasets``) and a check
+    given the folder's absolute path share one analysis of a result."""
+    from contstim_bench.leaderboard.validate import recomputed_sections
+
+    result = json.loads((loop["root"] / "board" / f"{SIMULATOR}.{ROUND}.json").read_text(encoding="utf-8"))
+    absolute = recomputed_sections(result, loop["root"] / "datasets")
+    monkeypatch.chdir(loop["root"])
+    assert recomputed_sections(result, "datasets") is absolute
+    assert absolute["experiments"] == result["experiments"]
 
 
 def test_the_leaderboard_shows_the_round(loop):
