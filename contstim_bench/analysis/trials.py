@@ -62,7 +62,7 @@ def _row_label(frame: pd.DataFrame, i: int) -> str:
 
 
 def _check_strings(frame: pd.DataFrame, column: str, allow_null: bool) -> None:
-    values = frame[column]
+    values = frame[column].to_numpy(dtype=object)  # Python objects: iterating pandas' str arrays is slow
     for i, v in enumerate(values):
         if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
             if allow_null:
