@@ -70,7 +70,7 @@ from .panel import (
     is_significant,
 )
 from .selection import CONDITIONS, Condition, condition, select
-from .trials import check_log_ratios, check_logprob, prepare_trials
+from .trials import PreparedTrials, check_log_ratios, check_logprob, prepare_trials
 
 LogProbs = Mapping[str, float] | Callable[[list[str]], Sequence[float]]
 
@@ -208,7 +208,22 @@ def evaluate_log_ratios_with_panels(
     if not isinstance(model_name, str) or not model_name:
         raise ValueError("model_name must be a non-empty string")
     tie_value(ties)
-    prepared = prepare_trials(trials, unit=unit)
+    return _prepared_with_panels(prepare_trials(trials, unit=unit), log_ratio, model_name, reference_log_ratios,
+                                 conditions, ties)
+
+
+def _prepared_with_panels(
+    prepared: PreparedTrials,
+    log_ratio,
+    model_name: str,
+    reference_log_ratios: Mapping[str, Sequence[float]] | None,
+    conditions: Sequence[str] | None,
+    ties: str,
+) -> tuple[dict[str, dict], dict[str, dict]]:
+    """:func:`evaluate_log_ratios_with_panels` of trials already prepared."""
+    if not isinstance(model_name, str) or not model_name:
+        raise ValueError("model_name must be a non-empty string")
+    tie_value(ties)
     shown_ratios = {model_name: check_log_ratios(log_ratio, prepared.n, model_name)}
     for ref, values in (reference_log_ratios or {}).items():
         if ref == model_name:
@@ -283,8 +298,8 @@ def resolve_logprobs(logprob: LogProbs, sentences: list[str], model_name: str) -
 
 def log_ratios_from_logprobs(trials: pd.DataFrame, logprobs: Mapping[str, float]) -> np.ndarray:
     """Per-trial ``log p(sentence2) - log p(sentence1)`` from a complete sentence map."""
-    lp1 = np.array([logprobs[s] for s in trials["sentence1"]], dtype=np.float64)
-    lp2 = np.array([logprobs[s] for s in trials["sentence2"]], dtype=np.float64)
+    lp1 = np.array([logprobs[s] for s in trials["sentence1"].to_numpy(dtype=object)], dtype=np.float64)
+    lp2 = np.array([logprobs[s] for s in trials["sentence2"].to_numpy(dtype=object)], dtype=np.float64)
     return lp2 - lp1
 
 
@@ -307,16 +322,14 @@ def evaluate_with_panels(
         raise TypeError(f"trials must be a pandas DataFrame, got {type(trials).__name__}")
     if len(trials) == 0:
         raise ValueError("no trials: the trials frame is empty")
-    prepare_trials(trials, unit=unit)  # validate before scoring anything
+    prepared = prepare_trials(trials, unit=unit)  # validate before scoring anything
     sentences = unique_sentences(trials)
     lp = resolve_logprobs(logprob, sentences, model_name)
     refs = {
         name: log_ratios_from_logprobs(trials, resolve_logprobs(values, sentences, name))
         for name, values in (reference_logprobs or {}).items()
     }
-    return evaluate_log_ratios_with_panels(
-        trials, log_ratios_from_logprobs(trials, lp), model_name, refs, unit=unit, conditions=conditions, ties=ties
-    )
+    return _prepared_with_panels(prepared, log_ratios_from_logprobs(trials, lp), model_name, refs, conditions, ties)
 
 
 def evaluate_logprobs(

@@ -31,8 +31,9 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from .codes import TrialCodes, group_means, n_distinct
 from .inference import wilcoxon_p
-from .selection import Condition, condition_mask, targets
+from .selection import Condition, TrialMasks, as_masks
 
 CHANCE = 0.5
 """The per-unit share expected when the human choices favour neither model."""
@@ -67,23 +68,24 @@ class HeadToHead:
         return self.n_trials > 0
 
 
-def pair_selection(frame: pd.DataFrame, a: str, b: str, cond: Condition) -> tuple[np.ndarray, str]:
-    """(row mask, selection name) of the trials of ``cond`` on which ``a`` meets ``b``.
+def pair_selection(frame: pd.DataFrame | TrialMasks, a: str, b: str, cond: Condition) -> tuple[np.ndarray, str]:
+    """(row mask, selection name) of the trials of ``cond`` on which ``a`` meets ``b``
+    (``frame``: the trials frame, or its :class:`~.selection.TrialMasks` to reuse the masks).
 
     A targeted condition uses its trials that target both models in any role when there are
     some (``"targeted_both"``), otherwise every trial of the condition (``"all"``).
     """
-    base = condition_mask(frame, cond)
+    masks = as_masks(frame)
+    base = masks.condition(cond)
     if cond.targeting is not None:
-        both = base & targets(frame, a, "any") & targets(frame, b, "any")
+        both = base & masks.targets(a, "any") & masks.targets(b, "any")
         if both.any():
             return both, "targeted_both"
     return base, "all"
 
 
 def head_to_head(
-    frame: pd.DataFrame,
-    units: pd.Series,
+    trials: TrialCodes,
     log_ratio_a: np.ndarray,
     log_ratio_b: np.ndarray,
     mask: np.ndarray,
@@ -91,18 +93,17 @@ def head_to_head(
 ) -> HeadToHead:
     """Model A vs model B on the rows of ``mask`` (see the module docstring).
 
-    ``frame`` is a prepared trials frame (``chose_second``, ``pair_id``), ``units`` the unit of
-    each of its rows (as strings), and the two log-ratios are aligned with its rows.
+    ``trials`` are the codes of a prepared trials frame (:func:`.codes.trial_codes`: choices,
+    pairs and units per row), and the two log-ratios are aligned with its rows.
     """
     lr_a = np.asarray(log_ratio_a, dtype=np.float64)
     lr_b = np.asarray(log_ratio_b, dtype=np.float64)
     disagree = mask & (np.sign(lr_a) * np.sign(lr_b) < 0)
-    n_selected = int(frame["pair_id"][mask].nunique())
+    n_selected = n_distinct(trials.pair, mask)
     if not disagree.any():
         return HeadToHead(selection, n_selected, 0, 0, pd.Series(dtype=np.float64), None)
-    chose_a = frame["chose_second"].to_numpy(dtype=bool)[disagree] == (lr_a[disagree] > 0)
-    shares = pd.Series(chose_a.astype(np.float64), index=units.to_numpy()[disagree])
-    shares = shares.groupby(level=0, sort=True).mean()
+    chose_a = trials.chose_second[disagree] == (lr_a[disagree] > 0)
+    shares = group_means(chose_a.astype(np.float64), trials.unit, disagree)
     # rounded so that A vs B and B vs A (shares x and 1 - x) give exactly opposite differences,
     # hence the same ranks, ties and p-value
     above_chance = np.round(shares.to_numpy() - CHANCE, 12)
@@ -111,7 +112,7 @@ def head_to_head(
         selection=selection,
         n_pairs_selected=n_selected,
         n_trials=int(disagree.sum()),
-        n_pairs=int(frame["pair_id"][disagree].nunique()),
+        n_pairs=n_distinct(trials.pair, disagree),
         share_by_unit=shares,
         p=p,
         share_pooled=float(chose_a.mean()),

@@ -14,6 +14,7 @@ result schema) do not pay for it.
 """
 from __future__ import annotations
 
+import functools
 import warnings
 
 import numpy as np
@@ -25,6 +26,9 @@ ALPHA = 0.05
 
 def paired(x: pd.Series, y: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Values of ``x`` and ``y`` on the units both have (ValueError if they share none)."""
+    if len(x) and x.index.equals(y.index) and x.index.is_unique and x.index.is_monotonic_increasing:
+        # the same sorted units (the common case): the values as they are
+        return x.to_numpy(dtype=np.float64), y.to_numpy(dtype=np.float64)
     units = x.index.intersection(y.index)
     if len(units) == 0:
         raise ValueError(f"{what}: the two sets of per-unit values share no unit")
@@ -50,16 +54,29 @@ def signed_rank_plus(d: np.ndarray, axis: int = -1) -> np.ndarray:
 def wilcoxon_p(x, y) -> float:
     """Two-sided Wilcoxon signed-rank p-value of paired samples ``x`` vs ``y``.
 
-    All-zero differences (identical samples) give p = 1.0.
+    All-zero differences (identical samples) give p = 1.0.  The p-values of 1-d samples are
+    remembered by their float64 bytes (the panels of every result test the same reference
+    models against each other again; the test is deterministic, so the value is the same).
     """
-    from scipy.stats import permutation_test, wilcoxon
-
     x = np.asarray(x, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if x.shape != y.shape:
         raise ValueError(f"paired samples differ in length: {x.shape} vs {y.shape}")
     if not np.all(np.isfinite(x)) or not np.all(np.isfinite(y)):
         raise ValueError("paired samples contain NaN or infinite values")
+    if x.ndim == 1:
+        return _remembered_p(np.ascontiguousarray(x).tobytes(), np.ascontiguousarray(y).tobytes())
+    return _wilcoxon_p(x, y)
+
+
+@functools.lru_cache(maxsize=8192)
+def _remembered_p(x: bytes, y: bytes) -> float:
+    return _wilcoxon_p(np.frombuffer(x, dtype=np.float64), np.frombuffer(y, dtype=np.float64))
+
+
+def _wilcoxon_p(x: np.ndarray, y: np.ndarray) -> float:
+    from scipy.stats import permutation_test, wilcoxon
+
     if np.all(x == y):
         return 1.0
     d = x - y

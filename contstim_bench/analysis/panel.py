@@ -24,12 +24,13 @@ from itertools import combinations
 import numpy as np
 import pandas as pd
 
-from .accuracy import DEFAULT_TIES, trial_accuracy, unit_means
+from .accuracy import DEFAULT_TIES, trial_accuracy
+from .codes import group_means, n_distinct, trial_codes
 from .head_to_head import HeadToHead, head_to_head, pair_selection
 from .inference import ALPHA, bh_adjust, paired, wilcoxon_p
 from .noise_ceiling import accuracy_ceiling_per_trial
-from .selection import Condition, select
-from .srcs import srcs_by_participant, srcs_ceiling_by_participant
+from .selection import Condition, TrialMasks, select
+from .srcs import CENTRE, grouped_srcs, srcs_ceiling_by_participant
 from .trials import PreparedTrials
 
 MEASURES = ("accuracy", "srcs")
@@ -64,18 +65,28 @@ class CeilingScores:
 
 
 class Evaluator:
-    """Per-unit scores and ceilings on one prepared trials frame (ceilings cached per selection)."""
+    """Per-unit scores and ceilings on one prepared trials frame (ceilings cached per selection).
+
+    The ids, choices and ratings of the frame are read once into numpy arrays
+    (:mod:`.codes`), and the selection masks once per condition and model
+    (:class:`~.selection.TrialMasks`): the panels of every condition reuse them."""
 
     def __init__(self, prepared: PreparedTrials, ties: str = DEFAULT_TIES):
         self.prepared = prepared
         self.ties = ties
         frame = prepared.frame
         self.frame = frame
+        self.masks = TrialMasks(frame)
+        self.codes = trial_codes(prepared)
         self.units = frame[prepared.unit].astype(str)
         first = frame.drop_duplicates("participant")
         self.participant_unit = pd.Series(
             first[prepared.unit].astype(str).to_numpy(), index=first["participant"].to_numpy()
         )
+        participants, names = pd.factorize(frame["participant"], sort=True)
+        self._participants = np.asarray(participants, dtype=np.int64)
+        self._participant_names = pd.Index(names)
+        self._centred = frame["rating_oriented"].to_numpy(dtype=np.float64) - CENTRE
         self._acc_ceiling: tuple[np.ndarray, np.ndarray] | None = None
         self._ceilings: dict[bytes, CeilingScores] = {}
 
@@ -85,18 +96,24 @@ class Evaluator:
         groups = self.participant_unit.loc[per_participant.index].to_numpy()
         return per_participant.groupby(groups, sort=True).mean()
 
+    def _srcs_by_participant(self, log_ratio: np.ndarray, mask: np.ndarray) -> pd.Series:
+        """:func:`.srcs.srcs_by_participant` of the rows of ``mask`` (``log_ratio``: theirs)."""
+        codes = self._participants[mask]
+        n = len(self._participant_names)
+        present = np.flatnonzero(np.bincount(codes, minlength=n))
+        values = grouped_srcs(log_ratio, self._centred[mask], codes, n)[present]
+        return pd.Series(values, index=self._participant_names[present], dtype=np.float64)
+
     def scores(self, log_ratio: np.ndarray, mask: np.ndarray, selection: str) -> SelectionScores:
-        sub = self.frame[mask]
-        lr = log_ratio[mask]
-        acc = unit_means(trial_accuracy(lr, sub["chose_second"].to_numpy(), self.ties), self.units[mask])
-        per_participant = srcs_by_participant(sub, lr)
+        lr = np.asarray(log_ratio, dtype=np.float64)[mask]
+        correct = trial_accuracy(lr, self.codes.chose_second[mask], self.ties)
         return SelectionScores(
             selection=selection,
             mask=mask,
             n_trials=int(mask.sum()),
-            n_pairs=int(sub["pair_id"].nunique()),
-            accuracy=acc,
-            srcs=self._srcs_units(per_participant),
+            n_pairs=n_distinct(self.codes.pair, mask),
+            accuracy=group_means(correct, self.codes.unit, mask),
+            srcs=self._srcs_units(self._srcs_by_participant(lr, mask)),
         )
 
     def ceiling(self, mask: np.ndarray) -> CeilingScores:
@@ -105,11 +122,10 @@ class Evaluator:
             if self._acc_ceiling is None:
                 self._acc_ceiling = accuracy_ceiling_per_trial(self.frame)
             lower, upper = self._acc_ceiling
-            units = self.units[mask]
             s_lower, s_upper = srcs_ceiling_by_participant(self.frame[mask])
             self._ceilings[key] = CeilingScores(
-                accuracy_lower=unit_means(lower[mask], units),
-                accuracy_upper=unit_means(upper[mask], units),
+                accuracy_lower=group_means(lower[mask], self.codes.unit, mask),
+                accuracy_upper=group_means(upper[mask], self.codes.unit, mask),
                 srcs_lower=self._srcs_units(s_lower),
                 srcs_upper=self._srcs_units(s_upper),
             )
@@ -185,7 +201,7 @@ def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.nda
     scores: dict[str, SelectionScores] = {}
     ceilings: dict[str, CeilingScores] = {}
     for name in names:
-        mask, sel = select(ev.frame, name, cond)
+        mask, sel = select(ev.masks, name, cond)
         if not mask.any():
             return None
         if per_unit_tests:
@@ -222,8 +238,8 @@ def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.nda
 
     matches: dict[tuple[str, str], HeadToHead] = {}
     for a, b in combinations(names, 2):
-        mask, sel = pair_selection(ev.frame, a, b, cond)
-        matches[(a, b)] = head_to_head(ev.frame, ev.units, log_ratios[a], log_ratios[b], mask, sel)
+        mask, sel = pair_selection(ev.masks, a, b, cond)
+        matches[(a, b)] = head_to_head(ev.codes, log_ratios[a], log_ratios[b], mask, sel)
     tested = [k for k, h in matches.items() if h.p is not None]
     adjusted = dict(zip(tested, (float(q) for q in bh_adjust([matches[k].p for k in tested]))))
     return ConditionPanel(

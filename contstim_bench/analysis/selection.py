@@ -84,15 +84,46 @@ def targets(frame: pd.DataFrame, model: str, role: str) -> np.ndarray:
     return hit
 
 
-def select(frame: pd.DataFrame, model: str, cond: Condition) -> tuple[np.ndarray, str]:
-    """(row mask, selection name) of the trials that evaluate ``model`` in ``cond``.
+class TrialMasks:
+    """The condition and targeting masks of one trials frame, each computed once.
+
+    A panel selects trials for every model and every pair of models of a condition; the masks
+    are read-only arrays shared between the selections."""
+
+    def __init__(self, frame: pd.DataFrame):
+        self.frame = frame
+        self._cache: dict[tuple, np.ndarray] = {}
+
+    def _get(self, key: tuple, compute) -> np.ndarray:
+        if key not in self._cache:
+            mask = compute()
+            mask.flags.writeable = False
+            self._cache[key] = mask
+        return self._cache[key]
+
+    def condition(self, cond: Condition) -> np.ndarray:
+        return self._get(("condition", cond.trial_type), lambda: condition_mask(self.frame, cond))
+
+    def targets(self, model: str, role: str) -> np.ndarray:
+        return self._get(("targets", model, role), lambda: targets(self.frame, model, role))
+
+
+def as_masks(frame: pd.DataFrame | TrialMasks) -> TrialMasks:
+    """``frame``'s :class:`TrialMasks` (a new one for a DataFrame)."""
+    return frame if isinstance(frame, TrialMasks) else TrialMasks(frame)
+
+
+def select(frame: pd.DataFrame | TrialMasks, model: str, cond: Condition) -> tuple[np.ndarray, str]:
+    """(row mask, selection name) of the trials that evaluate ``model`` in ``cond``
+    (``frame``: the trials frame, or its :class:`TrialMasks` to reuse the masks).
 
     The mask is empty only when the condition has no trials at all.
     """
-    base = condition_mask(frame, cond)
+    masks = as_masks(frame)
+    base = masks.condition(cond)
     if cond.targeting is None:
         return base, "all"
-    targeted = base & targets(frame, model, cond.targeting)
+    targeted = base & masks.targets(model, cond.targeting)
     if targeted.any():
         return targeted, _SELECTION_NAMES[cond.targeting]
     return base, "all"

@@ -110,6 +110,57 @@ def srcs_random_tiebreak(a, b, rng: np.random.Generator) -> float:
     return float(np.dot(ra, rb) / denom) if denom else 0.0
 
 
+def grouped_signed_ranks(x, codes: np.ndarray) -> np.ndarray:
+    """:func:`signed_ranks` of ``x`` within each group of ``codes`` (non-negative ints), at once.
+
+    The average ranks of ties are ``(first + last) / 2`` of the tied ordinal ranks, exactly
+    the values (half-integers) that ``scipy.stats.rankdata(method="average")`` gives."""
+    x = np.asarray(x, dtype=np.float64)
+    out = np.zeros_like(x)
+    nz = np.flatnonzero(x != 0)
+    if nz.size == 0:
+        return out
+    mag = np.abs(x[nz])
+    order = np.lexsort((mag, codes[nz]))
+    mag, grp = mag[order], codes[nz][order]
+    pos = np.arange(mag.size)
+    new_group = np.r_[True, grp[1:] != grp[:-1]]
+    run_start = new_group | np.r_[True, mag[1:] != mag[:-1]]
+    ordinal = pos - np.maximum.accumulate(np.where(new_group, pos, 0)) + 1
+    run = np.cumsum(run_start) - 1
+    first = ordinal[run_start]
+    last = ordinal[np.r_[run_start[1:], True]]
+    rows = nz[order]
+    out[rows] = np.sign(x[rows]) * (0.5 * (first + last).astype(np.float64))[run]
+    return out
+
+
+def grouped_rank_norms(x, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """:func:`rank_norm` of each group's number of non-zero entries of ``x`` (0.0 for none)."""
+    n = np.bincount(codes[np.asarray(x) != 0], minlength=n_groups).astype(np.int64)
+    return np.sqrt(n * (n + 1) * (2 * n + 1) / 6.0)
+
+
+def grouped_srcs(a, b, codes: np.ndarray, n_groups: int) -> np.ndarray:
+    """:func:`srcs` of ``a`` and ``b`` within each group of ``codes`` (0.0 for a group where one
+    vector is all zeros).  The dot products of signed ranks (multiples of 1/4) are exact in
+    float64, so every value equals :func:`srcs` on the group's rows bit for bit."""
+    a = np.asarray(a, dtype=np.float64)
+    b = np.asarray(b, dtype=np.float64)
+    dots = np.bincount(codes, weights=grouped_signed_ranks(a, codes) * grouped_signed_ranks(b, codes),
+                       minlength=n_groups)
+    norm_a, norm_b = grouped_rank_norms(a, codes, n_groups), grouped_rank_norms(b, codes, n_groups)
+    defined = (norm_a > 0) & (norm_b > 0)
+    out = np.zeros(n_groups)
+    out[defined] = dots[defined] / (norm_a[defined] * norm_b[defined])
+    return out
+
+
+def _participants(frame: pd.DataFrame) -> tuple[np.ndarray, pd.Index]:
+    codes, names = pd.factorize(frame["participant"], sort=True)
+    return np.asarray(codes, dtype=np.int64), pd.Index(names)
+
+
 def srcs_by_participant(frame: pd.DataFrame, log_ratio: np.ndarray) -> pd.Series:
     """Eq. 11 between each participant's ratings and the model's log-ratios on their trials.
 
@@ -117,11 +168,8 @@ def srcs_by_participant(frame: pd.DataFrame, log_ratio: np.ndarray) -> pd.Series
     ``log_ratio`` the model's oriented per-trial log-ratios, aligned with its rows.
     """
     centred = frame["rating_oriented"].to_numpy(dtype=np.float64) - CENTRE
-    lr = np.asarray(log_ratio, dtype=np.float64)
-    out = {}
-    for participant, idx in frame.groupby("participant", sort=True).indices.items():
-        out[participant] = srcs(lr[idx], centred[idx])
-    return pd.Series(out, dtype=np.float64).sort_index()
+    codes, names = _participants(frame)
+    return pd.Series(grouped_srcs(log_ratio, centred, codes, len(names)), index=names, dtype=np.float64)
 
 
 def srcs_ceiling_by_participant(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -132,9 +180,10 @@ def srcs_ceiling_by_participant(frame: pd.DataFrame) -> tuple[pd.Series, pd.Seri
     other participant of the group rated.
     """
     centred = frame["rating_oriented"].to_numpy(dtype=np.float64) - CENTRE
-    pattern = np.zeros(len(frame))
-    for idx in frame.groupby("participant", sort=True).indices.values():
-        pattern[idx] = normalized_signed_ranks(centred[idx])
+    codes, names = _participants(frame)
+    norms = grouped_rank_norms(centred, codes, len(names))
+    ranks = grouped_signed_ranks(centred, codes)
+    pattern = np.divide(ranks, norms[codes], out=np.zeros_like(ranks), where=norms[codes] > 0)
     keys = [frame["group"].to_numpy(), frame["pair_id"].to_numpy()]
     total = pd.Series(pattern).groupby(keys).transform("sum").to_numpy()
     count = pd.Series(pattern).groupby(keys).transform("size").to_numpy().astype(np.float64)
@@ -147,12 +196,14 @@ def srcs_ceiling_by_participant(frame: pd.DataFrame) -> tuple[pd.Series, pd.Seri
             "noise ceiling needs at least two participants per pair"
         )
     mean_all = total / count
-    lower, upper = {}, {}
-    for participant, idx in frame.groupby("participant", sort=True).indices.items():
-        others = np.round((total[idx] - pattern[idx]) / (count[idx] - 1.0), 12)
-        lower[participant] = srcs(others, centred[idx])
-        upper[participant] = semi_srcs(centred[idx], mean_all[idx])
+    others = np.round((total - pattern) / (count - 1.0), 12)
+    lower = grouped_srcs(others, centred, codes, len(names))
+    upper = np.zeros(len(names))
+    for g, idx in enumerate(np.split(np.argsort(codes, kind="stable"), np.cumsum(np.bincount(codes))[:-1])):
+        norm_b = float(np.linalg.norm(mean_all[idx]))
+        if norms[g] > 0 and norm_b != 0.0:  # semi_srcs(centred[idx], mean_all[idx])
+            upper[g] = float(np.dot(pattern[idx], mean_all[idx]) / norm_b)
     return (
-        pd.Series(lower, dtype=np.float64).sort_index(),
-        pd.Series(upper, dtype=np.float64).sort_index(),
+        pd.Series(lower, index=names, dtype=np.float64),
+        pd.Series(upper, index=names, dtype=np.float64),
     )

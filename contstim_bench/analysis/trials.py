@@ -62,7 +62,7 @@ def _row_label(frame: pd.DataFrame, i: int) -> str:
 
 
 def _check_strings(frame: pd.DataFrame, column: str, allow_null: bool) -> None:
-    values = frame[column]
+    values = frame[column].to_numpy(dtype=object)  # Python objects: iterating pandas' str arrays is slow
     for i, v in enumerate(values):
         if v is None or (isinstance(v, float) and np.isnan(v)) or v is pd.NA:
             if allow_null:
@@ -76,7 +76,20 @@ def _check_strings(frame: pd.DataFrame, column: str, allow_null: bool) -> None:
             raise ValueError(f"{_row_label(frame, i)}: column {column!r} is empty")
 
 
+def _plain_integers(column: pd.Series, low: float, high: float) -> np.ndarray | None:
+    """The column as int64 when it is an integer column without nulls whose values lie in
+    ``low..high`` (what the element-wise checks would return, at numpy speed), else None."""
+    dtype = column.dtype
+    if not pd.api.types.is_integer_dtype(dtype) or pd.api.types.is_bool_dtype(dtype) or column.isna().any():
+        return None
+    values = column.to_numpy(dtype=np.int64)
+    return values if bool(np.all((values >= low) & (values <= high))) else None
+
+
 def _normalise_ratings(frame: pd.DataFrame) -> np.ndarray:
+    fast = _plain_integers(frame["rating"], RATING_MIN, RATING_MAX)
+    if fast is not None:
+        return fast
     raw = frame["rating"].to_numpy(dtype=object)
     out = np.empty(len(raw), dtype=np.int64)
     for i, v in enumerate(raw):
@@ -98,6 +111,9 @@ def _normalise_ratings(frame: pd.DataFrame) -> np.ndarray:
 def _integer_groups(frame: pd.DataFrame) -> np.ndarray:
     """The ``group`` column as int64; ValueError names the first value that is not an integer
     (a group of 3.5 is an error, never truncated to 3)."""
+    fast = _plain_integers(frame["group"], -(2.0**53), 2.0**53)  # exact as floats, as below
+    if fast is not None:
+        return fast
     raw = frame["group"].to_numpy(dtype=object)
     out = np.empty(len(raw), dtype=np.int64)
     for i, v in enumerate(raw):
