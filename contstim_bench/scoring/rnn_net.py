@@ -5,19 +5,15 @@ every family's module to list its options; the libraries a family runs on are lo
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import torch
 from torch import nn
 
-if TYPE_CHECKING:
-    from .rnn import WordLMConfig
-
 
 class WordLM(nn.Module):
-    """Embedding -> RNN/LSTM -> linear read-out over the vocabulary (logits)."""
+    """Embedding -> RNN/LSTM -> linear read-out over the vocabulary (logits); ``config`` is the
+    architecture, a :class:`.rnn.WordLMConfig` (not imported here: :mod:`.rnn` imports this module)."""
 
-    def __init__(self, config: WordLMConfig):
+    def __init__(self, config) -> None:
         super().__init__()
         self.config = config
         self.embed = nn.Embedding(config.vocab_size, config.embed_size)
