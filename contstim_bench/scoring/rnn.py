@@ -28,13 +28,20 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from typing import TYPE_CHECKING
+
 import numpy as np
-import torch
-from torch import nn
 
 from .base import ScoreCache, Scorer, hash_files, length_sorted_batches
 from .devices import describe_device_dtype, resolve_device, resolve_dtype
 from .ngram import validate_sweep
+
+if TYPE_CHECKING:
+    from .rnn_net import WordLM
+
+# torch is imported where a model is built, trained or run (and WordLM lives in .rnn_net), so that
+# importing this module (``contstim models`` reads OPTION_KEYS) costs no torch import, as with
+# every other model family
 
 UNK = "<unk>"
 BOUNDARY = "</s>"
@@ -69,28 +76,6 @@ class WordLMConfig:
             raise ValueError(f"nonlinearity must be relu or tanh, got {self.nonlinearity!r}")
 
 
-class WordLM(nn.Module):
-    """Embedding -> RNN/LSTM -> linear read-out over the vocabulary (logits)."""
-
-    def __init__(self, config: WordLMConfig):
-        super().__init__()
-        self.config = config
-        self.embed = nn.Embedding(config.vocab_size, config.embed_size)
-        if config.kind == "lstm":
-            self.rnn = nn.LSTM(config.embed_size, config.hidden_size, config.num_layers, batch_first=True)
-        else:
-            self.rnn = nn.RNN(
-                config.embed_size, config.hidden_size, config.num_layers,
-                nonlinearity=config.nonlinearity, batch_first=True,
-            )
-        self.decoder = nn.Linear(config.hidden_size, config.vocab_size)
-
-    def forward(self, ids: torch.Tensor, state=None):
-        """Logits ``[batch, time, vocab]`` for input ids ``[batch, time]`` and the final state."""
-        out, state = self.rnn(self.embed(ids), state)
-        return self.decoder(out), state
-
-
 # -- vocabulary and data ---------------------------------------------------------------------
 def build_vocab(sentences: Sequence[Sequence[str]], max_vocab: int | None = None, min_count: int = 1) -> list[str]:
     """``[<unk>, </s>, words...]``: words by decreasing count (ties alphabetical), at most
@@ -112,11 +97,6 @@ def build_vocab(sentences: Sequence[Sequence[str]], max_vocab: int | None = None
 def _encode(words: Sequence[str], index: dict[str, int]) -> list[int]:
     unk = index[UNK]
     return [index.get(w, unk) for w in words]
-
-
-def _pad(seqs: list[list[int]], value: int) -> torch.Tensor:
-    width = max(len(s) for s in seqs)
-    return torch.tensor([s + [value] * (width - len(s)) for s in seqs], dtype=torch.long)
 
 
 # -- training ---------------------------------------------------------------------------------
@@ -174,6 +154,11 @@ def train(
     Deterministic for a given seed on CPU: the initial weights and the per-epoch sentence order
     come from generators seeded with ``settings.seed`` (the global RNG is left untouched).
     """
+    import torch
+    from torch import nn
+
+    from .rnn_net import WordLM, pad as _pad
+
     settings = settings or TrainSettings()
     sentences = [list(s) for s in sentences]
     if not sentences:
@@ -244,6 +229,7 @@ def train(
 # -- checkpoints ------------------------------------------------------------------------------
 def save_checkpoint(result: TrainResult, output_dir: str | os.PathLike, extra: dict | None = None) -> Path:
     """Write ``model.safetensors``, ``vocab.json`` and ``config.json`` into ``output_dir``."""
+    import torch
     from safetensors.torch import save_file
 
     out = Path(output_dir)
@@ -272,6 +258,8 @@ def save_checkpoint(result: TrainResult, output_dir: str | os.PathLike, extra: d
 def load_checkpoint(path: str | os.PathLike, device=None, dtype=None) -> tuple[WordLM, list[str], dict]:
     """Load a checkpoint folder (tensors via safetensors, never a pickle): model, vocab, config."""
     from safetensors.torch import load_file
+
+    from .rnn_net import WordLM
 
     folder = Path(path)
     if not folder.is_dir():
@@ -362,8 +350,17 @@ class RecurrentScorer(Scorer):
         """Vocabulary ids of ``words`` (out-of-vocabulary words -> ``<unk>``)."""
         return _encode(words, self.index)
 
-    @torch.inference_mode()
     def _score_unique(self, sentences: list[str]) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            return self._score_batches(sentences)
+
+    def _score_batches(self, sentences: list[str]) -> np.ndarray:
+        import torch
+
+        from .rnn_net import pad as _pad
+
         seqs = [self.encode(s.split()) for s in sentences]
         batches = length_sorted_batches([len(s) for s in seqs], self.batch_size)
         out = np.empty(len(seqs), dtype=np.float64)
@@ -384,7 +381,6 @@ class RecurrentScorer(Scorer):
             out[batch] = sums.cpu().numpy()
         return out
 
-    @torch.inference_mode()
     def sweep(self, words: Sequence[str], position: int, candidates: Sequence[str], chunk_size: int | None = None) -> np.ndarray:
         """Natural-log probability of ``words`` with ``words[position]`` replaced by each candidate.
 
@@ -392,6 +388,14 @@ class RecurrentScorer(Scorer):
         is run for every distinct candidate id at once (in chunks bounded by memory), starting
         from the shared prefix state.  Out-of-vocabulary candidates score as ``<unk>``.
         """
+        import torch
+
+        with torch.inference_mode():
+            return self._sweep(words, position, candidates, chunk_size)
+
+    def _sweep(self, words, position, candidates, chunk_size) -> np.ndarray:
+        import torch
+
         words, cands = validate_sweep(words, position, candidates)
         if not cands:
             return np.empty(0, dtype=np.float64)
