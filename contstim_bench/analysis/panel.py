@@ -30,7 +30,7 @@ from .head_to_head import HeadToHead, head_to_head, pair_selection
 from .inference import ALPHA, bh_adjust, paired, wilcoxon_p
 from .noise_ceiling import accuracy_ceiling_per_trial
 from .selection import Condition, TrialMasks, select
-from .srcs import CENTRE, grouped_srcs, srcs_ceiling_by_participant
+from .srcs import CENTRE, participant_codes, srcs_ceiling_by_participant, srcs_of_participants
 from .trials import PreparedTrials
 
 MEASURES = ("accuracy", "srcs")
@@ -78,14 +78,11 @@ class Evaluator:
         self.frame = frame
         self.masks = TrialMasks(frame)
         self.codes = trial_codes(prepared)
-        self.units = frame[prepared.unit].astype(str)
         first = frame.drop_duplicates("participant")
         self.participant_unit = pd.Series(
             first[prepared.unit].astype(str).to_numpy(), index=first["participant"].to_numpy()
         )
-        participants, names = pd.factorize(frame["participant"], sort=True)
-        self._participants = np.asarray(participants, dtype=np.int64)
-        self._participant_names = pd.Index(names)
+        self._participants, self._participant_names = participant_codes(frame)
         self._centred = frame["rating_oriented"].to_numpy(dtype=np.float64) - CENTRE
         self._acc_ceiling: tuple[np.ndarray, np.ndarray] | None = None
         self._ceilings: dict[bytes, CeilingScores] = {}
@@ -96,14 +93,6 @@ class Evaluator:
         groups = self.participant_unit.loc[per_participant.index].to_numpy()
         return per_participant.groupby(groups, sort=True).mean()
 
-    def _srcs_by_participant(self, log_ratio: np.ndarray, mask: np.ndarray) -> pd.Series:
-        """:func:`.srcs.srcs_by_participant` of the rows of ``mask`` (``log_ratio``: theirs)."""
-        codes = self._participants[mask]
-        n = len(self._participant_names)
-        present = np.flatnonzero(np.bincount(codes, minlength=n))
-        values = grouped_srcs(log_ratio, self._centred[mask], codes, n)[present]
-        return pd.Series(values, index=self._participant_names[present], dtype=np.float64)
-
     def scores(self, log_ratio: np.ndarray, mask: np.ndarray, selection: str) -> SelectionScores:
         lr = np.asarray(log_ratio, dtype=np.float64)[mask]
         correct = trial_accuracy(lr, self.codes.chose_second[mask], self.ties)
@@ -113,7 +102,8 @@ class Evaluator:
             n_trials=int(mask.sum()),
             n_pairs=n_distinct(self.codes.pair, mask),
             accuracy=group_means(correct, self.codes.unit, mask),
-            srcs=self._srcs_units(self._srcs_by_participant(lr, mask)),
+            srcs=self._srcs_units(srcs_of_participants(lr, self._centred[mask], self._participants[mask],
+                                                       self._participant_names)),
         )
 
     def ceiling(self, mask: np.ndarray) -> CeilingScores:

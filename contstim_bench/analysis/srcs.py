@@ -82,10 +82,16 @@ def semi_srcs(a, b) -> float:
     b = np.asarray(b, dtype=np.float64)
     if a.shape != b.shape or a.ndim != 1:
         raise ValueError(f"semi_srcs needs two 1-d vectors of equal length, got {a.shape} and {b.shape}")
+    return _dot_normalised(normalized_signed_ranks(a), b)
+
+
+def _dot_normalised(pattern: np.ndarray, b: np.ndarray) -> float:
+    """``pattern . b / ||b||`` (0.0 when ``pattern`` is all zeros or ``b`` is): :func:`semi_srcs`
+    of a vector whose normalised signed ranks are ``pattern``."""
     norm_b = float(np.linalg.norm(b))
-    if np.count_nonzero(a) == 0 or norm_b == 0.0:
+    if not np.any(pattern) or norm_b == 0.0:
         return 0.0
-    return float(np.dot(normalized_signed_ranks(a), b) / norm_b)
+    return float(np.dot(pattern, b) / norm_b)
 
 
 def srcs_random_tiebreak(a, b, rng: np.random.Generator) -> float:
@@ -156,9 +162,18 @@ def grouped_srcs(a, b, codes: np.ndarray, n_groups: int) -> np.ndarray:
     return out
 
 
-def _participants(frame: pd.DataFrame) -> tuple[np.ndarray, pd.Index]:
+def participant_codes(frame: pd.DataFrame) -> tuple[np.ndarray, pd.Index]:
+    """(integer code of each row's participant, the participants in sorted order)."""
     codes, names = pd.factorize(frame["participant"], sort=True)
     return np.asarray(codes, dtype=np.int64), pd.Index(names)
+
+
+def srcs_of_participants(log_ratio, centred: np.ndarray, codes: np.ndarray, names: pd.Index) -> pd.Series:
+    """Eq. 11 per participant of ``codes`` (rows' codes into ``names``; ``centred``: the rows'
+    zero-centred oriented ratings), indexed by the participants that have rows."""
+    present = np.flatnonzero(np.bincount(codes, minlength=len(names)))
+    values = grouped_srcs(log_ratio, centred, codes, len(names))[present]
+    return pd.Series(values, index=names[present], dtype=np.float64)
 
 
 def srcs_by_participant(frame: pd.DataFrame, log_ratio: np.ndarray) -> pd.Series:
@@ -168,8 +183,7 @@ def srcs_by_participant(frame: pd.DataFrame, log_ratio: np.ndarray) -> pd.Series
     ``log_ratio`` the model's oriented per-trial log-ratios, aligned with its rows.
     """
     centred = frame["rating_oriented"].to_numpy(dtype=np.float64) - CENTRE
-    codes, names = _participants(frame)
-    return pd.Series(grouped_srcs(log_ratio, centred, codes, len(names)), index=names, dtype=np.float64)
+    return srcs_of_participants(log_ratio, centred, *participant_codes(frame))
 
 
 def srcs_ceiling_by_participant(frame: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
@@ -180,7 +194,7 @@ def srcs_ceiling_by_participant(frame: pd.DataFrame) -> tuple[pd.Series, pd.Seri
     other participant of the group rated.
     """
     centred = frame["rating_oriented"].to_numpy(dtype=np.float64) - CENTRE
-    codes, names = _participants(frame)
+    codes, names = participant_codes(frame)
     norms = grouped_rank_norms(centred, codes, len(names))
     ranks = grouped_signed_ranks(centred, codes)
     pattern = np.divide(ranks, norms[codes], out=np.zeros_like(ranks), where=norms[codes] > 0)
@@ -198,11 +212,8 @@ def srcs_ceiling_by_participant(frame: pd.DataFrame) -> tuple[pd.Series, pd.Seri
     mean_all = total / count
     others = np.round((total - pattern) / (count - 1.0), 12)
     lower = grouped_srcs(others, centred, codes, len(names))
-    upper = np.zeros(len(names))
-    for g, idx in enumerate(np.split(np.argsort(codes, kind="stable"), np.cumsum(np.bincount(codes))[:-1])):
-        norm_b = float(np.linalg.norm(mean_all[idx]))
-        if norms[g] > 0 and norm_b != 0.0:  # semi_srcs(centred[idx], mean_all[idx])
-            upper[g] = float(np.dot(pattern[idx], mean_all[idx]) / norm_b)
+    rows = np.split(np.argsort(codes, kind="stable"), np.cumsum(np.bincount(codes))[:-1])
+    upper = [_dot_normalised(pattern[idx], mean_all[idx]) for idx in rows]  # semi_srcs(centred[idx], ...)
     return (
         pd.Series(lower, index=names, dtype=np.float64),
         pd.Series(upper, index=names, dtype=np.float64),
