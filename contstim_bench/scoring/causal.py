@@ -102,32 +102,71 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         #: sentences per batch when a token budget is set: only the count the user gave limits it
         self._count_cap = int(batch_size) if batch_size else None
         self.max_tokens_per_batch = set_token_budget(max_tokens_per_batch)
-        check_causal_config(self.folder, self.name)
-        #: shared by the scorers of this model in the process (hf_loading.load_tokenizer): never changed
-        self.tokenizer = load_tokenizer(self.folder)
         self._model = None  # loaded on first use: a run served from the cache never loads it
         self._cache_name = "past_key_values"  # the model's name for a key/value cache, set on loading
-        self.start_token = start if start is not None else (
-            recorded_start_token(self.folder) or self.tokenizer.bos_token or self.tokenizer.eos_token
-        )
+        self._tokenizer = None
+        #: the start token recorded by the folder's conversion marker (read only when none is given)
+        recorded = recorded_start_token(self.folder) if start is None else None
+        self.start_token = start if start is not None else recorded
+        if recorded is None:
+            # a folder of the user's: checked now, so that a wrong folder or start token is named
+            # before any work (config, tokenizer, the start token in its vocabulary)
+            check_causal_config(self.folder, self.name)
+            self._load_tokenizer()
+        # else: a folder converted by offline.py, whose marker records the packaged model's start
+        # token: the checks and the tokenizer (about 2 CPU-s of imports, Gemma-3's tokenizer 4 more)
+        # wait for the first sentence that is not in the score cache (the identity needs neither),
+        # so that a run served from the cache loads no tokenizer; they raise the same errors then
+        self._fingerprint: str | None = None
+        self._context: int | None = None
+        self._torch = torch
+
+    def _load_tokenizer(self):
+        """The tokenizer (shared in the process: hf_loading.load_tokenizer), with the start token
+        resolved and checked against its vocabulary, and the padding id."""
+        if self._tokenizer is not None:
+            return self._tokenizer
+        tokenizer = load_tokenizer(self.folder)
+        if self.start_token is None:
+            self.start_token = tokenizer.bos_token or tokenizer.eos_token
         if not self.start_token:
             raise ValueError(
                 f"model {self.name}: the tokenizer has neither a BOS nor an EOS token; give the "
                 f"start token with ?start=<token>"
             )
-        vocab = self.tokenizer.get_vocab()
+        vocab = tokenizer.get_vocab()
         if self.start_token not in vocab:
             raise ValueError(
                 f"model {self.name}: start token {self.start_token!r} is not a single token of "
                 f"its vocabulary"
             )
-        self.start_id = int(vocab[self.start_token])
-        self.pad_id = int(
-            self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.start_id
-        )
-        self._fingerprint: str | None = None
-        self._context: int | None = None
-        self._torch = torch
+        self._start_id = int(vocab[self.start_token])
+        self._pad_id = int(tokenizer.pad_token_id if tokenizer.pad_token_id is not None else self._start_id)
+        self._tokenizer = tokenizer
+        return tokenizer
+
+    @property
+    def tokenizer(self):
+        """The model's tokenizer (loaded, and the start token checked, on first access)."""
+        if self._tokenizer is None:
+            check_causal_config(self.folder, self.name)
+        return self._load_tokenizer()
+
+    @tokenizer.setter
+    def tokenizer(self, tokenizer) -> None:
+        self._tokenizer = tokenizer
+
+    @property
+    def start_id(self) -> int:
+        """Vocabulary id of :attr:`start_token`."""
+        self.tokenizer  # noqa: B018 - resolves and checks the start token
+        return self._start_id
+
+    @property
+    def pad_id(self) -> int:
+        """Id the batches are padded with: the tokenizer's pad token, else the start token."""
+        self.tokenizer  # noqa: B018
+        return self._pad_id
 
     @property
     def model(self):
@@ -339,7 +378,9 @@ def from_spec(
     name = target
     if target in offline.OFFLINE_MODELS:
         path = offline.model_dir(target, progress=progress)
-        start = start or offline.OFFLINE_MODELS[target].start_token
+        packaged = offline.OFFLINE_MODELS[target].start_token
+        if start is None and recorded_start_token(path) != packaged:
+            start = packaged  # else the folder's marker gives it (and the scorer defers its checks)
     spec = format_spec(kind, target, options)
     return CausalScorer(
         path, start=start, device=device, dtype=dtype, batch_size=batch_size, cache=cache,
