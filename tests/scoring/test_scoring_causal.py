@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -97,6 +98,49 @@ def test_cache_hit_does_no_model_work(tiny_dir, tmp_path):
     assert second.n_model_sentences == 0
     assert second._model is None  # served from the cache: the weights were never loaded
     np.testing.assert_array_equal(a, b[:-1])
+
+
+def _as_converted(folder, start: str):
+    """``folder`` with the conversion marker offline.py writes (its start token recorded)."""
+    import json
+
+    from contstim_bench.scoring.offline import MARKER
+
+    (folder / MARKER).write_text(json.dumps({"name": "tiny", "start_token": start}) + "\n")
+    return folder
+
+
+def test_a_converted_folder_loads_its_tokenizer_only_for_sentences_not_in_the_cache(tiny_dir, tmp_path):
+    """A folder with offline.py's marker: the score cache serves it without its tokenizer; the first
+    sentence that is not cached loads it, and the values and the identity are those of the plain
+    folder with the same start token."""
+    import shutil
+
+    folder = _as_converted(Path(shutil.copytree(tiny_dir, tmp_path / "converted")), "<s>")
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    first = CausalScorer(folder, cache=cache, progress=False)
+    assert first._tokenizer is None and first.start_token == "<s>"
+    a = first.score(SENTENCES)
+    assert first._tokenizer is not None and first.start_id == first.tokenizer.get_vocab()["<s>"]
+    again = CausalScorer(folder, cache=ScoreCache(tmp_path / "scores.sqlite"), progress=False)
+    np.testing.assert_array_equal(again.score(SENTENCES), a)
+    assert again.n_model_sentences == 0 and again._tokenizer is None and again._model is None
+    plain = CausalScorer(tiny_dir, start="<s>", cache=False, progress=False)
+    np.testing.assert_allclose(a, plain.score(SENTENCES), atol=F32_ATOL, rtol=0)
+    assert again.fingerprint() == plain.fingerprint()  # the same files, start token and dtype
+
+
+def test_a_converted_folder_names_its_problems_on_the_first_sentence_it_scores(tmp_path):
+    """What a user's folder raises on construction, a folder with offline.py's marker raises when it
+    first needs its tokenizer: a recorded start token outside the vocabulary, a model without its
+    causal LM head."""
+    wrong = CausalScorer(_as_converted(save_tiny_llama(tmp_path / "wrong"), "<nope>"), cache=False, progress=False)
+    with pytest.raises(ValueError, match=r"start token '<nope>' is not a single token"):
+        wrong.score(SENTENCES[:1])
+    headless = CausalScorer(_as_converted(save_tiny_llama(tmp_path / "headless", head=False), "<s>"), cache=False,
+                            progress=False)
+    with pytest.raises(ValueError, match=r"headless.*no causal LM head.*LlamaModel"):
+        headless.score(SENTENCES[:1])
 
 
 def test_start_token_option_changes_scores_and_fingerprint(tiny_dir, tiny):
