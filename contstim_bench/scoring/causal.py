@@ -111,7 +111,6 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         if recorded is None:
             # a folder of the user's: checked now, so that a wrong folder or start token is named
             # before any work (config, tokenizer, the start token in its vocabulary)
-            check_causal_config(self.folder, self.name)
             self._load_tokenizer()
         # else: a folder converted by offline.py, whose marker records the packaged model's start
         # token: the checks and the tokenizer (about 2 CPU-s of imports, Gemma-3's tokenizer 4 more)
@@ -122,10 +121,12 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         self._torch = torch
 
     def _load_tokenizer(self):
-        """The tokenizer (shared in the process: hf_loading.load_tokenizer), with the start token
-        resolved and checked against its vocabulary, and the padding id."""
+        """The tokenizer (shared in the process: hf_loading.load_tokenizer), loaded once after the
+        config check, with the start token resolved and checked against its vocabulary, and the
+        padding id."""
         if self._tokenizer is not None:
             return self._tokenizer
+        check_causal_config(self.folder, self.name)
         tokenizer = load_tokenizer(self.folder)
         if self.start_token is None:
             self.start_token = tokenizer.bos_token or tokenizer.eos_token
@@ -148,8 +149,6 @@ class CausalScorer(SharedPrefixScoring, Scorer):
     @property
     def tokenizer(self):
         """The model's tokenizer (loaded, and the start token checked, on first access)."""
-        if self._tokenizer is None:
-            check_causal_config(self.folder, self.name)
         return self._load_tokenizer()
 
     @tokenizer.setter
@@ -159,13 +158,13 @@ class CausalScorer(SharedPrefixScoring, Scorer):
     @property
     def start_id(self) -> int:
         """Vocabulary id of :attr:`start_token`."""
-        self.tokenizer  # noqa: B018 - resolves and checks the start token
+        self._load_tokenizer()  # resolves and checks the start token
         return self._start_id
 
     @property
     def pad_id(self) -> int:
         """Id the batches are padded with: the tokenizer's pad token, else the start token."""
-        self.tokenizer  # noqa: B018
+        self._load_tokenizer()
         return self._pad_id
 
     @property
