@@ -40,13 +40,12 @@ OTHER = "other"
 
 @dataclass(frozen=True)
 class Sample:
-    """One stack of the profile: ``samples`` samples of the process ``command``, ``started``
-    when a worker or another process of the run started it (not the pytest controller or a
-    worker itself), ``kind`` of :data:`KINDS`."""
+    """One stack of the profile: ``samples`` samples of the process ``command``, whose ``role``
+    is ``workers`` (an xdist worker), ``started`` (a process a worker or a test's bash started) or
+    ``pytest`` (the controller); ``kind`` of :data:`KINDS`."""
 
     command: str
-    worker: bool
-    started: bool
+    role: str
     kind: str
     samples: int
 
@@ -68,7 +67,7 @@ def short_command(command: str) -> str:
     words = command.split()
     if words and re.search(r"(^|/)python[\d.]*$", words[0]):
         words = words[1:]
-        while words and words[0] in ("-u", "-X", "importtime", "-B"):
+        while words and words[0] in ("-u", "-B"):  # flags without a value
             words = words[1:]
     if words and words[0].endswith("/contstim"):
         return " ".join(["contstim", *words[1:2]])
@@ -106,10 +105,10 @@ def read_profile(path: str | Path) -> list[Sample]:
                              f"--subprocesses)")
         inner = parts[procs[-1]]
         command = inner.split(":", 1)[1].strip('"')
-        worker = WORKER in command
-        controller = len(procs) == 1 and " -m pytest" in f" {command}"
-        out.append(Sample("pytest worker" if worker else short_command(command), worker,
-                          not worker and not controller, kind_of(stack), int(count)))
+        role = ("workers" if WORKER in command
+                else "pytest" if len(procs) == 1 and " -m pytest" in f" {command}" else "started")
+        out.append(Sample("pytest worker" if role == "workers" else short_command(command), role,
+                          kind_of(stack), int(count)))
     if pending:
         raise ValueError(f"{path} line {first}: not 'STACK COUNT' (a py-spy --format raw profile?)")
     if not out:
@@ -122,7 +121,7 @@ def table(samples: list[Sample], rate: float, top: int = 15) -> str:
     the started commands with the most seconds (and how many of them went to imports)."""
     where = collections.Counter()
     for s in samples:
-        where[(s.kind, "workers" if s.worker else "started" if s.started else "pytest")] += s.samples
+        where[(s.kind, s.role)] += s.samples
     total = sum(s.samples for s in samples)
     lines = [f"{total / rate:,.0f} CPU-s sampled at {rate:g}/s",
              f"{'kind of work':32} {'workers':>8} {'started':>8} {'all':>8}"]
@@ -131,10 +130,10 @@ def table(samples: list[Sample], rate: float, top: int = 15) -> str:
         lines.append(f"{name:32} {w:8.0f} {s_:8.0f} {w + s_ + where[(name, 'pytest')] / rate:8.0f}")
     by_command, imports = collections.Counter(), collections.Counter()
     for s in samples:
-        if s.started:
+        if s.role == "started":
             by_command[s.command] += s.samples
             imports[s.command] += s.samples if s.kind == "imports" else 0
-    lines.append(f"\nstarted processes, by command (CPU-s, of which imports):")
+    lines.append("\nstarted processes, by command (CPU-s, of which imports):")
     for command, n in by_command.most_common(top):
         lines.append(f"{n / rate:8.1f} {imports[command] / rate:7.1f}  {command}")
     return "\n".join(lines)
