@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import os
-import textwrap
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -25,6 +25,23 @@ HUMAN_COLOR = "0.35"
 HUMAN_BAND = "0.85"
 CONDITION_COLORS = {"no_context": "#9ecae1", "context": "#3182bd"}
 PERSPECTIVE_LABELS = {"no_context": "no context", "context": "with context"}
+
+
+def tick_label(label: str, width: int = 14) -> str:
+    """``label`` on lines of at most ``width`` characters for an x tick, broken after a space, a
+    hyphen, or a ``/`` or ``:`` of a model named by its file (``kenlm:/path/to/lm.arpa``); inside
+    a word only where a part between two such breaks is longer than ``width``."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.split(r"(?<=[\s/:-])", label):
+        if line and len((line + piece).rstrip()) > width:
+            lines.append(line.rstrip())
+            line = ""
+        line += piece
+        while len(line.rstrip()) > width:
+            lines.append(line[:width])
+            line = line[width:]
+    return "\n".join([*lines, line.rstrip()])
 
 
 def _palette(n: int) -> list:
@@ -85,7 +102,7 @@ def bars_figure(item: dict):
             ax.axhline(h["accuracy"], color=HUMAN_COLOR, lw=1.6, zorder=1)
             if h["se"]:
                 ax.axhspan(h["accuracy"] - h["se"], h["accuracy"] + h["se"], color=HUMAN_BAND, lw=0, zorder=0)
-        ax.set_xticks(x, [textwrap.fill(g, 14) for g in groups], fontsize=8)
+        ax.set_xticks(x, [tick_label(g) for g in groups], fontsize=8)
         ax.set_ylim(0, 1.02)
         ax.set_title(panel["title"], fontsize=10)
         ax.spines[["top", "right"]].set_visible(False)
@@ -117,7 +134,7 @@ def voice_figure(item: dict):
                         yerr=[s["se"] or 0.0 for _, s in pts], color=color, marker="o", lw=2, capsize=3)
         h = data["human"][voice]
         ax.axhline(h["accuracy"], color=HUMAN_COLOR, lw=1.4)
-        ax.set_xticks(range(len(xs)), xs, fontsize=8)
+        ax.set_xticks(range(len(xs)), [tick_label(x) for x in xs], fontsize=8)
         ax.set_xlim(-0.5, len(xs) - 0.5)
         ax.set_ylim(0, 1.02)
         ax.set_title(f"{voice} voice", fontsize=10)

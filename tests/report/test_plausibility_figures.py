@@ -3,6 +3,7 @@ items: what is drawn, a legend key for every mark, the Markdown tables and the f
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
@@ -11,6 +12,7 @@ from contstim_bench.report.plausibility_figures import (
     bars_figure,
     conditions_figure,
     table_markdown,
+    tick_label,
     voice_figure,
     write_plausibility_report,
     yes_shares_figure,
@@ -67,6 +69,25 @@ def test_voice_figure():
     line = next(ln for ln in fig.axes[0].lines if ln.get_marker() == "o")
     assert list(line.get_ydata()) == [0.8, 0.6]
     assert _legend(fig) == ["M / M-instruct", "human accuracy", "± 1 standard error"]
+
+
+def test_voice_figure_wraps_a_long_model_name():
+    """A model named by its file (``kenlm:/a/long/path``) is one x position: its label is broken
+    after ``/`` and ``:`` into lines of at most 14 characters, so that the two voices' labels do not
+    run into each other and the layout fits (unwrapped, this label made matplotlib warn "Tight
+    layout not applied")."""
+    spec = "kenlm:/tmp/pytest-of-root/pytest-336/popen-gw0/kn0/models/trigram-kneser-ney.arpa"
+    points = {spec: VOICE["data"]["lines"][0]["points"]["base"]}
+    item = {**VOICE, "data": {**VOICE["data"], "x": [spec], "lines": [{"label": spec, "points": points}]}}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fig = voice_figure(item)
+    labels = [t.get_text() for t in fig.axes[0].get_xticklabels()]
+    assert labels == ["kenlm:/tmp/\npytest-of-\nroot/pytest-\n336/popen-gw0/\nkn0/models/\ntrigram-\nkneser-\nney.arpa"]
+    assert tick_label("Sentence Judgment") == "Sentence\nJudgment"  # spaces as before
+    assert tick_label("mistral-7b-instruct") == "mistral-7b-\ninstruct"  # and hyphens
+    assert tick_label("kenlm:/models/a-very-long-file-name.arpa") == "kenlm:/models/\na-very-long-\nfile-name.arpa"
+    assert tick_label("abcdefghijklmnopqrstuvwxyz") == "abcdefghijklmn\nopqrstuvwxyz"  # no break point
 
 
 def test_condition_figures():
