@@ -57,7 +57,7 @@ def pytest_sessionstart(session):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    """Remove the run's folder (converted offline models: about 1.8 GB, datasets, caches) in the
+    """Remove the run's folder (the built datasets, the score cache and the other caches) in the
     process that made it (after the xdist workers are done), so that repeated runs do not fill the
     disk; CONTSTIM_KEEP_TEST_TMP=1 keeps it for inspection."""
     import shutil
