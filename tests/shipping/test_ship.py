@@ -13,6 +13,7 @@ import shutil
 import subprocess
 import sys
 import zipfile
+from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import pytest
@@ -77,28 +78,27 @@ def _run(cmd, **kw):
     return proc
 
 
-def _requirements(lines, extras: list[str]):
-    """The ``Requires-Dist`` requirements of metadata ``lines`` that apply with ``extras`` ("" for none)."""
+def _requirements(specs, extras: list[str]):
+    """The requirement strings ``specs`` (``Requires-Dist`` values) that apply with ``extras`` ("" for none)."""
     from packaging.requirements import Requirement
 
-    for line in lines:
-        if line.startswith("Requires-Dist:"):
-            req = Requirement(line.split(":", 1)[1].strip())
-            if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras):
-                yield req
+    for spec in specs or ():
+        req = Requirement(spec)
+        if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras):
+            yield req
 
 
 def _installed_closure(wheel: Path, extra: str) -> dict:
     """The distributions of this interpreter that the wheel's requirements with ``extra`` need,
     followed transitively ({canonical name: Distribution}); each installed version must satisfy
     every specifier that asks for it (what pip's resolver would have had to find)."""
-    from importlib.metadata import PackageNotFoundError, distribution
+    import email
 
     from packaging.utils import canonicalize_name
 
     with zipfile.ZipFile(wheel) as whl:
         meta = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
-        todo = list(_requirements(whl.read(meta).decode().splitlines(), ["", extra]))
+        todo = list(_requirements(email.message_from_bytes(whl.read(meta)).get_all("Requires-Dist"), ["", extra]))
     found: dict = {}
     while todo:
         req = todo.pop()
@@ -110,7 +110,7 @@ def _installed_closure(wheel: Path, extra: str) -> dict:
         name = canonicalize_name(req.name)
         if name not in found:
             found[name] = dist
-            todo.extend(_requirements([f"Requires-Dist: {r}" for r in dist.requires or ()], ["", *req.extras]))
+            todo.extend(_requirements(dist.requires, ["", *req.extras]))
     return found
 
 
@@ -355,8 +355,6 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request,
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     needed = _installed_closure(dist / WHEEL, "scoring")
     assert {"torch", "transformers", "gguf", "scipy"} <= needed.keys() and not {"kenlm", "gradio"} & needed.keys()
-    from importlib.metadata import distribution
-
     _link_into(venv, {**needed, "pip": distribution("pip")})  # and the installer
     pip = [str(venv / "bin" / "python"), "-m", "pip", "--disable-pip-version-check"]
     _run([*pip, "install", "-q", "--no-compile", "--no-deps", "--no-index", str(dist / WHEEL)], timeout=300)
