@@ -17,10 +17,11 @@ the main experiment and participants in pll, see
 :func:`contstim_bench.analysis.trials.default_unit`):
 
 ``selection``, ``unit``, ``n_units``, ``n_trials`` (participant x trial rows), ``n_pairs``;
-``accuracy`` (mean over units of the per-unit binarised accuracy), ``accuracy_by_unit``,
+``accuracy`` (mean over units of the per-unit binarised accuracy), ``accuracy_stderr`` (its
+standard error across units, :func:`.inference.standard_error`; None for one unit), ``accuracy_by_unit``,
 ``accuracy_noise_ceiling: {lower, upper, lower_by_unit, upper_by_unit}``; ``srcs`` (mean over
 units of the per-unit signed-rank cosine similarity; per participant, averaged within a group
-for group units), ``srcs_by_unit``, ``srcs_noise_ceiling`` (same layout);
+for group units), ``srcs_stderr``, ``srcs_by_unit``, ``srcs_noise_ceiling`` (same layout);
 ``p_vs_lower_ceiling: {accuracy, srcs}`` (two-sided Wilcoxon across units, Benjamini-Hochberg
 adjusted in the ``model_vs_lower_ceiling`` family) and ``p_vs_lower_ceiling_uncorrected``; ``degenerate`` (None, or why the model's predictions say
 nothing: every trial a tie, or one presented position always preferred; over every trial given,
@@ -54,7 +55,7 @@ import numpy as np
 import pandas as pd
 
 from .accuracy import DEFAULT_TIES, tie_value
-from .inference import ALPHA, bh_adjust, paired, wilcoxon_p
+from .inference import ALPHA, bh_adjust, paired, standard_error, wilcoxon_p
 from .ranking import degenerate_reason
 from .panel import (
     FAMILY_CEILING,
@@ -91,6 +92,7 @@ def _model_block(scores: SelectionScores, ceil: CeilingScores, unit: str) -> dic
         "n_trials": scores.n_trials,
         "n_pairs": scores.n_pairs,
         "accuracy": _mean(scores.accuracy),
+        "accuracy_stderr": standard_error(scores.accuracy),
         "accuracy_by_unit": _by_unit(scores.accuracy),
         "accuracy_noise_ceiling": {
             "lower": _mean(ceil.accuracy_lower),
@@ -99,6 +101,7 @@ def _model_block(scores: SelectionScores, ceil: CeilingScores, unit: str) -> dic
             "upper_by_unit": _by_unit(ceil.accuracy_upper),
         },
         "srcs": _mean(scores.srcs),
+        "srcs_stderr": standard_error(scores.srcs),
         "srcs_by_unit": _by_unit(scores.srcs),
         "srcs_noise_ceiling": {
             "lower": _mean(ceil.srcs_lower),

@@ -100,3 +100,24 @@ def bh_adjust(pvalues) -> np.ndarray:
     if p.size == 0:
         return p
     return np.asarray(false_discovery_control(p, method="bh"), dtype=np.float64)
+
+
+STDERR_ESTIMATOR = "across-unit standard error of the mean: sample standard deviation (ddof=1) / sqrt(n_units)"
+"""How :func:`standard_error` estimates, as the result files and the docs state it."""
+
+
+def standard_error(values) -> float | None:
+    """Standard error of the mean of per-unit values (``scipy.stats.sem``, ``ddof=1``: the sample
+    standard deviation over units divided by the square root of their number), in the units of
+    the values (accuracy: a share; SRCS: a cosine).  The one standard error of the package: every
+    door (result file, ``evaluate`` summary, metric, leaderboard, report pages, the lm-eval task
+    group's ``*_stderr``) shows this figure.  None for fewer than two units (no spread to estimate);
+    ValueError for NaN or infinite values."""
+    from scipy.stats import sem
+
+    x = np.asarray(values.to_numpy() if isinstance(values, pd.Series) else values, dtype=np.float64).ravel()
+    if not np.all(np.isfinite(x)):
+        raise ValueError("per-unit values contain NaN or infinite values")
+    if x.size < 2:
+        return None
+    return float(sem(x, ddof=1))

@@ -52,8 +52,10 @@ def _headline(result: dict) -> dict:
     for exp, conds in result["experiments"].items():
         e = conds.get("all") or next(iter(conds.values()))
         row[f"{exp} accuracy"] = e["accuracy"]
+        row[f"{exp} accuracy SE"] = e["accuracy_stderr"]
         row[f"{exp} accuracy ceiling (lower)"] = e["accuracy_noise_ceiling"]["lower"]
         row[f"{exp} SRCS"] = e["srcs"]
+        row[f"{exp} SRCS SE"] = e["srcs_stderr"]
         row[f"{exp} SRCS ceiling (lower)"] = e["srcs_noise_ceiling"]["lower"]
     return row
 
@@ -67,9 +69,9 @@ def score_rows(entries: dict) -> list[dict]:
     rows = []
     for cond, e in entries.items():
         rows.append({"condition": cond, "selection": e["selection"], "units": e["n_units"], "trials": e["n_trials"],
-                     "accuracy": e["accuracy"], "accuracy ceiling": f"{e['accuracy_noise_ceiling']['lower']:.3f}-"
+                     "accuracy": e["accuracy"], "accuracy SE": e["accuracy_stderr"], "accuracy ceiling": f"{e['accuracy_noise_ceiling']['lower']:.3f}-"
                      f"{e['accuracy_noise_ceiling']['upper']:.3f}", "q vs lower (accuracy)":
-                     _q(e["p_vs_lower_ceiling"]["accuracy"]), "SRCS": e["srcs"], "SRCS ceiling":
+                     _q(e["p_vs_lower_ceiling"]["accuracy"]), "SRCS": e["srcs"], "SRCS SE": e["srcs_stderr"], "SRCS ceiling":
                      f"{e['srcs_noise_ceiling']['lower']:.3f}-{e['srcs_noise_ceiling']['upper']:.3f}",
                      "q vs lower (SRCS)": _q(e["p_vs_lower_ceiling"]["srcs"]),
                      "degenerate": e.get("degenerate") or ""})

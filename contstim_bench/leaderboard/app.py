@@ -87,11 +87,13 @@ SHOWN = {
     "selection": "Selection",
     "n_units": "Units",
     "accuracy": "Accuracy",
+    "accuracy_stderr": "SE",
     "accuracy_ceiling_lower": "Ceiling",
     "accuracy_normalised": "Normalised",
     "p_accuracy_vs_ceiling": "p vs ceiling",
     "p_accuracy_vs_leader": "p vs leader",
     "srcs": "SRCS",
+    "srcs_stderr": "SRCS SE",
     "srcs_ceiling_lower": "SRCS ceiling",
     "p_srcs_vs_ceiling": "SRCS p vs ceiling",
     "p_srcs_vs_leader": "SRCS p vs leader",
@@ -104,7 +106,8 @@ BOARD_COLUMNS = {
     "rank_text": "Rank", "model": "Model", "selection": "Selection", "n_units": "Units", "accuracy": "Accuracy",
     "accuracy_ceiling_lower": "Ceiling (lower)", "accuracy_ceiling_upper": "Ceiling (upper)",
     "accuracy_normalised": "Normalised", "p_accuracy_vs_ceiling": "p vs ceiling", "p_accuracy_vs_leader": "p vs leader",
-    "srcs": "SRCS", "comparison": "Ranked among", "not_ranked": "not ranked",
+    "accuracy_stderr": "± after a mean", "srcs": "SRCS",
+    "comparison": "Ranked among", "not_ranked": "not ranked",
 }
 """The columns of the tables the page shows (the site's), for the legend under them."""
 

@@ -43,6 +43,13 @@ def td(value, text: str | None = None, cls: str = "") -> str:
     return f'<td{klass} data-value="{E(str(data))}">{shown}</td>'
 
 
+def se_html(stderr) -> str:
+    """`` ±0.017``: a standard error across units after its mean (nothing when there is none)."""
+    if stderr is None or (isinstance(stderr, float) and math.isnan(stderr)):
+        return ""
+    return f' <span class="se" title="standard error across units">&plusmn;{num(stderr)}</span>'
+
+
 def p_td(p, alpha: float = 0.05) -> str:
     if p is None:
         return td(None, "&mdash;")
@@ -147,13 +154,13 @@ def _ranking_table(rows: list[dict], pages: dict[str, str], kind: str = "verifie
                                           + why, "text model")),
             cell("selection", td(r["selection"], cls="text")),
             cell("n_units", td(r["n_units"])),
-            cell("accuracy", td(r["accuracy"], num(r["accuracy"]))),
+            cell("accuracy", td(r["accuracy"], num(r["accuracy"]) + se_html(r.get("accuracy_stderr")))),
             cell("accuracy_ceiling", td(r["accuracy_ceiling_lower"],
                                          f'{num(r["accuracy_ceiling_lower"])}&ndash;{num(r["accuracy_ceiling_upper"])}')),
             cell("accuracy_normalised", td(r["accuracy_normalised"], num(r["accuracy_normalised"]))),
             cell("p_accuracy_vs_ceiling", p_td(r["p_accuracy_vs_ceiling"])),
             cell("p_accuracy_vs_leader", p_td(r["p_accuracy_vs_leader"])),
-            cell("srcs", td(r["srcs"], num(r["srcs"]))),
+            cell("srcs", td(r["srcs"], num(r["srcs"]) + se_html(r.get("srcs_stderr")))),
             cell("srcs_ceiling", td(r["srcs_ceiling_lower"],
                                      f'{num(r["srcs_ceiling_lower"])}&ndash;{num(r["srcs_ceiling_upper"])}')),
             cell("p_srcs_vs_ceiling", p_td(r["p_srcs_vs_ceiling"])),

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from .._version import __version__
 from .identity import display_name, identity
-from .board_html import E, num, p_td, p_text, panel_id, panel_tables, slug, td
+from .board_html import E, num, p_td, p_text, panel_id, panel_tables, se_html, slug, td
 from .policy import grouped_matrices, grouped_rows, load_entries
 from ..analysis.ranking import SHOWN_DIGITS
 from .table import COLUMNS, overview_rows, panels, rows_to_csv
@@ -91,14 +91,15 @@ def _overview_table(rows: list[dict], pages: dict[str, str]) -> str:
             if v is None:
                 cells.append('<td colspan="4" class="absent">not evaluated</td>')
                 continue
-            cells += [td(v["accuracy"], num(v["accuracy"])), td(v["accuracy_normalised"], num(v["accuracy_normalised"])),
-                      td(v["srcs"], num(v["srcs"])), td(v["n_trials"])]
+            cells += [td(v["accuracy"], num(v["accuracy"]) + se_html(v["accuracy_stderr"])),
+                      td(v["accuracy_normalised"], num(v["accuracy_normalised"])),
+                      td(v["srcs"], num(v["srcs"]) + se_html(v["srcs_stderr"])), td(v["n_trials"])]
         body.append("<tr>" + "".join(cells) + "</tr>")
     return (
         '<section id="overview"><h2>Every model on every experiment and round</h2>\n'
         '<p class="note">All trials of each experiment of Golan et al. (2023) and of each later round of the benchmark '
         "(fresh controversial pairs judged by people, added with <code>contstim experiment ingest</code>). "
-        "Normalised = accuracy / lower noise ceiling.</p>\n"
+        "Normalised = accuracy / lower noise ceiling; &plusmn;: standard error across units.</p>\n"
         f'<div class="table-wrap"><table class="overview"><thead><tr><th></th>{top}</tr><tr><th scope="col" class="text">'
         f'Model</th>{sub}</tr></thead>\n<tbody>\n' + "\n".join(body) + "\n</tbody></table></div></section>"
     )

@@ -7,6 +7,8 @@ For every experiment and condition (a *panel*) each model contributes one row:
   ``accuracy_normalised`` = accuracy / lower noise ceiling (1.0 = as good as the other
   participants predict each participant);
 - ``srcs`` (signed-rank cosine similarity) and its ceiling;
+- ``accuracy_stderr`` / ``srcs_stderr``: the result's standard errors across units
+  (:func:`contstim_bench.analysis.inference.standard_error`);
 - ``p_accuracy_vs_ceiling`` / ``p_srcs_vs_ceiling``: the result's own BH-adjusted two-sided
   Wilcoxon p-value against the lower ceiling;
 - ``p_accuracy_vs_leader`` / ``p_srcs_vs_leader``: two-sided Wilcoxon signed-rank test of the
@@ -64,10 +66,12 @@ COLUMNS = {
     "n_units": "number of units (participants in pll, groups in main)",
     "n_trials": "participant x trial rows evaluated",
     "accuracy": "binarised accuracy, mean over units",
+    "accuracy_stderr": "standard error of the accuracy across units (sample SD / sqrt(n_units); empty for one unit)",
     "accuracy_ceiling_lower": "lower noise ceiling of the accuracy",
     "accuracy_ceiling_upper": "upper noise ceiling of the accuracy",
     "accuracy_normalised": "accuracy / lower noise ceiling",
     "srcs": "signed-rank cosine similarity, mean over units",
+    "srcs_stderr": "standard error of the SRCS across units (sample SD / sqrt(n_units); empty for one unit)",
     "srcs_ceiling_lower": "lower noise ceiling of the SRCS",
     "srcs_ceiling_upper": "upper noise ceiling of the SRCS",
     "p_accuracy_vs_ceiling": "BH-adjusted Wilcoxon p, accuracy vs lower ceiling",
@@ -175,10 +179,12 @@ def ranking_rows(results: Sequence[dict]) -> list[dict]:
                     "n_units": e.get("n_units"),
                     "n_trials": e.get("n_trials"),
                     "accuracy": e["accuracy"],
+                    "accuracy_stderr": e["accuracy_stderr"],
                     "accuracy_ceiling_lower": acc_lower,
                     "accuracy_ceiling_upper": e["accuracy_noise_ceiling"]["upper"],
                     "accuracy_normalised": e["accuracy"] / acc_lower if acc_lower > 0 else math.nan,
                     "srcs": e["srcs"],
+                    "srcs_stderr": e["srcs_stderr"],
                     "srcs_ceiling_lower": e["srcs_noise_ceiling"]["lower"],
                     "srcs_ceiling_upper": e["srcs_noise_ceiling"]["upper"],
                     "p_accuracy_vs_ceiling": e["p_vs_lower_ceiling"]["accuracy"],
@@ -237,7 +243,7 @@ def pairwise_matrix(results: Sequence[dict], experiment: str, condition: str, me
 
 
 OVERVIEW_CONDITION = "all"
-OVERVIEW_MEASURES = ("accuracy", "accuracy_normalised", "srcs", "n_trials")
+OVERVIEW_MEASURES = ("accuracy", "accuracy_stderr", "accuracy_normalised", "srcs", "srcs_stderr", "n_trials")
 
 
 def overview_rows(rows: Sequence[dict]) -> tuple[list[str], list[dict]]:

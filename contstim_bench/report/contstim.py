@@ -11,6 +11,12 @@ def _fmt_p(p: float) -> str:
     return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
+def stderr_text(stderr: float | None) -> str:
+    """A standard error at 3 decimals without the leading zero (``.013``), '-' when there is none
+    (one unit)."""
+    return "-" if stderr is None else f"{stderr:.3f}".removeprefix("0")
+
+
 def _marks(p: float, value: float, lower: float) -> str:
     """Below the lower noise ceiling: ``*`` q < .05, ``**`` q < .01, ``***`` q < .001 (the
     paper's asterisks); ``^`` significantly above it (q < .05); nothing otherwise."""
@@ -112,15 +118,16 @@ def summary_table(result: dict) -> str:
             lines.append(f"DEGENERATE predictions on {exp}: {why}; the model is not ranked")
     header = (
         f"{'condition':<28} {'selection':<16} {'units':>5} {'trials':>6} | "
-        f"{'accuracy':>9} {'ceiling':>13} {'p(LB)':>8} {'rank':>5} | "
-        f"{'SRCS':>9} {'ceiling':>15} {'p(LB)':>8} {'rank':>5}"
+        f"{'accuracy':>9} {'SE':>5} {'ceiling':>13} {'p(LB)':>8} {'rank':>5} | "
+        f"{'SRCS':>9} {'SE':>5} {'ceiling':>15} {'p(LB)':>8} {'rank':>5}"
     )
     for exp, conds in result["experiments"].items():
         first = next(iter(conds.values()))
         lines += [
             "",
             f"experiment {exp} (units: {first['unit']}s; p(LB): two-sided Wilcoxon vs the lower noise "
-            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; rank: among the "
+            f"ceiling, BH-adjusted; below it: * q < .05, ** q < .01, *** q < .001, above it: ^; SE: standard "
+            "error across units, '-' for one unit; rank: among the "
             "models evaluated on the same trials, or each on the trials that target it; =N: shared at 3 decimals; "
             "'-': no such model, or degenerate predictions)",
             header,
@@ -133,7 +140,8 @@ def summary_table(result: dict) -> str:
                 rank = rank_among_references(result, exp, key, m)
                 ceiling = f"{c['lower']:.3f}-{c['upper']:.3f}"
                 cells.append(
-                    f"{e[m]:>6.3f}{_marks(p, e[m], c['lower']):<3} {ceiling:>{width}} {_fmt_p(p):>8} "
+                    f"{e[m]:>6.3f}{_marks(p, e[m], c['lower']):<3} {stderr_text(e[f'{m}_stderr']):>5} "
+                    f"{ceiling:>{width}} {_fmt_p(p):>8} "
                     f"{(rank_text(rank) if rank else '-'):>5}"
                 )
             lines.append(

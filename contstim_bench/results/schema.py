@@ -20,7 +20,7 @@ from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accur
 The contstim result in detail (``format_version`` is the schema version)::
 
         {
-          "format": "contstim-bench-result", "format_version": 3,
+          "format": "contstim-bench-result", "format_version": 4,
           "model": {"spec", "name", "method", "fingerprint", "dtype", "device", ...},  # scorer.describe()
           "benchmark": {"dataset": "contstim", "dataset_fingerprint", "package_version"},
           "analysis": {"ties": "half"},                                  # conventions used
@@ -50,7 +50,7 @@ The files the package writes beside the results (the GLMM over plausibility resu
 from __future__ import annotations
 
 from ..analysis.accuracy import TIES
-from ..analysis.inference import ALPHA
+from ..analysis.inference import ALPHA, standard_error
 from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
 from ..names import name_problem
@@ -60,13 +60,14 @@ from .checks import Problems as _Problems, check_provenance, check_range as _che
 from .checks import is_num as _is_num, typename as _typename
 
 FORMAT = "contstim-bench-result"
-FORMAT_VERSION = 3
-"""Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
+FORMAT_VERSION = 4
+"""Version 4 (``accuracy_stderr`` and ``srcs_stderr`` in every model block: the standard error
+across units, :func:`contstim_bench.analysis.inference.standard_error`).  Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
 presented position is never ranked).  Version 2 added head-to-head comparisons, the paper's
 separate test families and ``analysis.ties``; version-1 files adjusted every p of a condition in
 one family and compared models on different trial sets.  An older file is not read as the
 current version: re-evaluate the model (its scores come from the score cache)."""
-SUPPORTED_FORMAT_VERSIONS = (3,)
+SUPPORTED_FORMAT_VERSIONS = (4,)
 FORMATS: dict[str, dict] = {
     FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
              "sections": ("experiments", "logprobs")},
@@ -117,6 +118,7 @@ def _check_block(e: dict, path: str, problems: _Problems) -> None:
     for measure, lo in (("accuracy", 0.0), ("srcs", -1.0)):
         _check_range(_field(e, measure, "number", path, problems), lo, 1.0, f"{path}.{measure}", problems)
         _check_by_unit(e, f"{measure}_by_unit", n_units, lo, 1.0, path, problems)
+        _check_stderr(e, measure, n_units, path, problems)
         ceiling = _field(e, f"{measure}_noise_ceiling", dict, path, problems)
         if ceiling is not None:
             cpath = f"{path}.{measure}_noise_ceiling"
@@ -130,6 +132,27 @@ def _check_block(e: dict, path: str, problems: _Problems) -> None:
             for measure in ("accuracy", "srcs"):
                 _check_range(_field(ps, measure, "number", f"{path}.{key}", problems), 0.0, 1.0,
                              f"{path}.{key}.{measure}", problems)
+
+
+def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems) -> None:
+    """``<measure>_stderr``: null for fewer than two units, otherwise the standard error of the
+    per-unit values (:func:`~contstim_bench.analysis.inference.standard_error`, the one estimator)
+    within 1e-9: a file whose standard error does not belong to its per-unit values is refused."""
+    key = f"{measure}_stderr"
+    if key not in e:
+        problems.append(f"{path}.{key}: missing")
+        return
+    value, by_unit = e[key], e.get(f"{measure}_by_unit")
+    if isinstance(n_units, int) and n_units < 2:
+        problems.check(value is None, f"{path}.{key}", "must be null for fewer than two units")
+        return
+    if not problems.check(_is_num(value) and value >= 0, f"{path}.{key}",
+                          f"expected a finite number >= 0, got {value!r}"):
+        return
+    if isinstance(by_unit, dict) and len(by_unit) >= 2 and all(_is_num(v) for v in by_unit.values()):
+        expected = standard_error(list(by_unit.values()))
+        problems.check(abs(value - expected) <= 1e-9, f"{path}.{key}",
+                       f"{value!r} is not the standard error of {measure}_by_unit ({expected!r})")
 
 
 COMPARISON_FIELDS = {

@@ -67,8 +67,9 @@ Args:
         natural_vs_shuffled, all.
 Returns:
     `dict`: condition key -> {selection, unit, n_units, n_trials, n_pairs, accuracy,
+    accuracy_stderr (standard error across units: sample SD / sqrt(n_units); None for one unit),
     accuracy_by_unit, accuracy_noise_ceiling {lower, upper, lower_by_unit, upper_by_unit},
-    srcs, srcs_by_unit, srcs_noise_ceiling {...}, p_vs_lower_ceiling {accuracy, srcs},
+    srcs, srcs_stderr, srcs_by_unit, srcs_noise_ceiling {...}, p_vs_lower_ceiling {accuracy, srcs},
     p_vs_lower_ceiling_uncorrected {...}, head_to_head {reference: {selection, n_pairs_selected,
     n_trials, n_pairs, share, share_by_unit, p, p_bh, better, significant}}, comparisons
     {reference: {basis, ...}}, bh_families {...}}.
@@ -101,6 +102,8 @@ Examples:
     ('targeted', 'participant', 6)
     >>> round(res["accuracy"], 4), res["accuracy_by_unit"]
     (0.6667, {'p1': 1.0, 'p2': 1.0, 'p3': 0.0})
+    >>> round(res["accuracy_stderr"], 4)  # across the 3 participants: SD 0.5774 / sqrt(3)
+    0.3333
     >>> ceiling = res["accuracy_noise_ceiling"]
     >>> round(ceiling["lower"], 4), round(ceiling["upper"], 4)
     (0.3333, 0.6667)

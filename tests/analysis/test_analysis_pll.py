@@ -128,3 +128,29 @@ def test_pll_results_invariant_to_swapping_sentences(pll):
     after = evaluate_logprobs(swapped, refs["roberta"], "roberta", others)
     _assert_same(before, after)
     assert before["synthetic_vs_synthetic"]["srcs"] == pytest.approx(PINNED["synthetic_vs_synthetic"]["roberta"][3], abs=1e-12)
+
+
+def test_standard_errors_by_hand(pll):
+    """The standard errors of accuracy and SRCS across the 30 participants (the one estimator,
+    :func:`contstim_bench.analysis.inference.standard_error`), against a hand computation from the
+    raw trials: per participant, the share of trials on which roberta's log-probabilities prefer
+    the sentence the participant chose (a tie 0.5), then SD (ddof=1) / sqrt(30)."""
+    from contstim_bench.analysis.evaluation import evaluate_logprobs
+
+    trials, refs, _ = pll
+    lp = refs["roberta"]
+    out = evaluate_logprobs(trials, lp, "roberta")
+    for cond, rows in (("all", trials), ("natural_vs_shuffled", trials[trials["trial_type"] == "natural_vs_shuffled"])):
+        ratio = np.array([lp[b] - lp[a] for a, b in zip(rows["sentence1"], rows["sentence2"])])
+        chose2 = rows["rating"].to_numpy() >= 4
+        hit = np.where(ratio == 0, 0.5, ((ratio > 0) == chose2).astype(float))
+        per_participant = rows.assign(hit=hit).groupby("participant")["hit"].mean().to_numpy()
+        assert per_participant.size == 30
+        e = out[cond]
+        assert e["accuracy"] == pytest.approx(per_participant.mean(), abs=1e-12)
+        hand = per_participant.std(ddof=1) / np.sqrt(30)
+        assert e["accuracy_stderr"] == pytest.approx(hand, abs=1e-12)
+        srcs = np.array(list(e["srcs_by_unit"].values()))
+        assert e["srcs_stderr"] == pytest.approx(srcs.std(ddof=1) / np.sqrt(30), abs=1e-12)
+    # pinned: roberta on every pll trial
+    assert out["all"]["accuracy_stderr"] == pytest.approx(0.01701406154898371, abs=1e-12)
