@@ -51,3 +51,10 @@ def accuracy_ceiling_per_trial(frame: pd.DataFrame) -> tuple[np.ndarray, np.ndar
     upper = _vote_accuracy(n_second, n_all, chose)
     lower = _vote_accuracy(n_second - chose, n_all - 1.0, chose)
     return lower, upper
+
+
+def normalised_accuracy(accuracy: float, lower: float) -> float:
+    """Accuracy divided by the lower noise ceiling of the accuracy (1.0: the model predicts each
+    participant as well as the other participants do); NaN when the lower ceiling is 0.  The one
+    normalisation of every door that shows it (the leaderboard, the lm-eval task group)."""
+    return accuracy / lower if lower > 0 else float("nan")

@@ -76,6 +76,12 @@ def condition_mask(frame: pd.DataFrame, cond: Condition) -> np.ndarray:
     return (frame["trial_type"] == cond.trial_type).to_numpy()
 
 
+def conditions_present(frame: pd.DataFrame) -> list[str]:
+    """The keys of :data:`CONDITIONS` whose trial type has rows in ``frame``, in their order: the
+    conditions an evaluation of a model that no trial targets reports."""
+    return [c.key for c in CONDITIONS if condition_mask(frame, c).any()]
+
+
 def targets(frame: pd.DataFrame, model: str, role: str) -> np.ndarray:
     """Rows whose targeting columns for ``role`` ("any", "accept", "reject") name ``model``."""
     hit = np.zeros(len(frame), dtype=bool)

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 import pandas as pd
 from ..analysis.accuracy import DEFAULT_TIES
 from ..analysis.inference import ALPHA, bh_adjust, paired, wilcoxon_p
+from ..analysis.noise_ceiling import normalised_accuracy
 from ..analysis.ranking import SHOWN_DIGITS, comparison_group, rank_models, rank_text
 from ..study import TRIAL_TYPES
 from ..spreadsheet import safe_cell
@@ -182,7 +183,7 @@ def ranking_rows(results: Sequence[dict]) -> list[dict]:
                     "accuracy_stderr": e["accuracy_stderr"],
                     "accuracy_ceiling_lower": acc_lower,
                     "accuracy_ceiling_upper": e["accuracy_noise_ceiling"]["upper"],
-                    "accuracy_normalised": e["accuracy"] / acc_lower if acc_lower > 0 else math.nan,
+                    "accuracy_normalised": normalised_accuracy(e["accuracy"], acc_lower),
                     "srcs": e["srcs"],
                     "srcs_stderr": e["srcs_stderr"],
                     "srcs_ceiling_lower": e["srcs_noise_ceiling"]["lower"],

@@ -374,3 +374,37 @@ def test_make_results_evaluates_every_model_on_every_round(study, tmp_path):
     assert sorted(p.name for p in out.glob("*.json")) == ["roberta.dry1.json", "roberta.json"]
     r = json.loads((out / "roberta.dry1.json").read_text(encoding="utf-8"))
     assert r["benchmark"]["identifier"] == f"contstim.{ROUND}" and r["model"]["name"] == "roberta"
+
+
+@pytest.mark.slow
+def test_a_round_is_an_lm_eval_task_of_its_own(study, tmp_path):
+    """`contstim lm-eval tasks` on a datasets folder with a round writes a task contstim_<round> in
+    the group, and lm-eval's simple_evaluate of it (a tiny Llama, its BOS as prefix) reports what
+    the driver computes for `hf-causal:<the same folder>` on the round."""
+    pytest.importorskip("lm_eval")
+    from lm_eval import simple_evaluate
+    from lm_eval.tasks import TaskManager
+
+    from contstim_bench.driver import RunOptions, evaluate
+    from contstim_bench.harness_tasks.folder import write_task_folder
+    from contstim_bench.harness_tasks.metrics import FIELDS, field_value, metric_name
+    from tiny_causal import save_tiny_llama
+
+    folder, names = write_task_folder(tmp_path / "tasks", study["datasets"])
+    assert f"contstim_{ROUND}" in names
+    assert f"  - contstim_{ROUND}" in (folder / "contstim.yaml").read_text()
+    model = tmp_path / "tiny"
+    save_tiny_llama(model)
+    out = simple_evaluate(model="hf", model_args=f"pretrained={model},prefix_token_id=0,dtype=float32,"
+                          "softmax_dtype=float64", tasks=[f"contstim_{ROUND}"], device="cpu", batch_size=32,
+                          task_manager=TaskManager(include_path=str(folder)))
+    reported = out["results"][f"contstim_{ROUND}"]
+    ours = evaluate(f"hf-causal:{model}", [f"contstim.{ROUND}"], options=RunOptions(cache=False, progress=False),
+                    datasets_dir=study["datasets"], log=lambda msg: None)[f"contstim.{ROUND}"]
+    entries = ours["experiments"][ROUND]
+    assert {"synthetic_vs_synthetic", "natural_vs_shuffled", "all"} <= set(entries)
+    for cond, entry in entries.items():
+        for field in FIELDS:
+            want = field_value(entry, field)
+            got = reported[f"{metric_name(field, cond)},none"]
+            assert got == (want if want is not None else "N/A") or got == pytest.approx(want, abs=1e-9), (cond, field)

@@ -1,0 +1,57 @@
+"""``contstim import lm-eval OUTPUT_DIR``: an lm-evaluation-harness run of the contstim task group
+as a contstim result file (:mod:`contstim_bench.harness_tasks.samples`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import DATASETS_HELP, existing_folder
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("import", help="results computed elsewhere as contstim result files (contstim import lm-eval)",
+                       description="Turn results computed elsewhere into contstim result files.")
+    kinds = p.add_subparsers(dest="kind", metavar="KIND")
+    e = kinds.add_parser(
+        "lm-eval",
+        help="an lm-evaluation-harness output folder (results JSON and --log_samples samples)",
+        description=(
+            "Read the newest lm-eval run in OUTPUT_DIR that holds contstim tasks (lm_eval --tasks contstim "
+            "--include_path \"$(contstim lm-eval tasks)\" --output_path OUTPUT_DIR --log_samples), take each "
+            "sentence's log-likelihood from its samples and evaluate them as `contstim evaluate` does: the result "
+            "file holds every score, the per-sentence log-probabilities and the run's provenance (lm-eval "
+            "version, model arguments, task versions). `contstim leaderboard validate` checks it (unverified "
+            "unless its model may be re-scored there) and `contstim report` renders it."
+        ),
+    )
+    e.add_argument("folder", metavar="OUTPUT_DIR", help="lm-eval's --output_path folder")
+    e.add_argument("--task", action="append", metavar="TASK",
+                   help="import only this task of the run (repeatable; default: every contstim task of it)")
+    e.add_argument("--name", help="model name in the result (default: its spec, as contstim evaluate names a model)")
+    e.add_argument("--output", metavar="FILE.json|DIR",
+                   help="result file (one task) or folder of <benchmark>.json (default: results/<spec>.json, or "
+                        "results/<spec>/ for several tasks)")
+    e.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
+    e.set_defaults(func=_lm_eval)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _lm_eval(args) -> int:
+    from ..harness_tasks.samples import describe_run, find_run, import_run
+    from ..results.io import default_output
+
+    output = args.output
+    if output is None:
+        path, _, found = find_run(args.folder, args.task)
+        from ..harness_tasks.samples import run_scorer
+
+        spec = run_scorer(path, _, found).spec
+        output = default_output(spec) if len(found) == 1 else default_output(spec).with_suffix("")
+    results = import_run(args.folder, tasks=args.task, name=args.name, datasets_dir=args.datasets, output=output,
+                         log=lambda msg: print(msg, file=sys.stderr))
+    for ident, result in results.items():
+        (entries,) = result["experiments"].values()
+        e = entries["all"]
+        print(f"{ident}: {describe_run(result)}: accuracy {e['accuracy']:.4f} (SE {e['accuracy_stderr']:.4f}), "
+              f"SRCS {e['srcs']:.4f} (SE {e['srcs_stderr']:.4f}) on all trials")
+    return 0

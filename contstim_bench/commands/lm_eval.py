@@ -1,0 +1,45 @@
+"""``contstim lm-eval tasks [--out DIR]``: write the lm-evaluation-harness task group and print
+the folder to pass to ``lm_eval --include_path`` (:mod:`contstim_bench.harness_tasks.folder`)."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from ._common import DATASETS_HELP, existing_folder
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "lm-eval",
+        help="the benchmark as an lm-evaluation-harness task group (contstim lm-eval tasks)",
+        description="The benchmark as a task group of lm-evaluation-harness 0.4.x (`lm_eval --tasks contstim "
+                    "--include_path DIR`). Import an lm-eval run back with `contstim import lm-eval`.",
+    )
+    actions = p.add_subparsers(dest="action", metavar="ACTION")
+    t = actions.add_parser(
+        "tasks",
+        help="write the task folder and print its path",
+        description=(
+            "Write the task group `contstim` (a task contstim_<experiment> per experiment whose human data is "
+            "present, contstim_<round> per round of the datasets folder; each reports accuracy, SRCS, their "
+            "standard errors and noise ceilings per condition, computed by the package's own analysis) and print "
+            "the folder to pass to `lm_eval --include_path`. The tasks read the built datasets; the folder holds "
+            "no data. Score with the model's start token as prefix: --model_args "
+            "pretrained=DIR,prefix_token_id=ID,dtype=float32,softmax_dtype=float64 (docs/lm-eval.md)."
+        ),
+    )
+    t.add_argument("--out", metavar="DIR",
+                   help="folder to write (default: ~/.cache/contstim_bench/lm_eval_tasks); a folder of other "
+                        "files is refused")
+    t.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
+    t.set_defaults(func=_tasks)
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _tasks(args) -> int:
+    from ..harness_tasks.folder import GROUP, write_task_folder
+
+    folder, names = write_task_folder(args.out, args.datasets, log=lambda msg: print(msg, file=sys.stderr))
+    print(f"wrote the lm-eval task group {GROUP!r} ({', '.join(names)}) to {folder}", file=sys.stderr)
+    print(folder)
+    return 0

@@ -1,0 +1,159 @@
+"""The lm-evaluation-harness task folder: :func:`write_task_folder` (``contstim lm-eval tasks``).
+
+The folder holds, for every experiment of the paper whose human data is present (``pll``, and
+``main`` when its results file was supplied) and for every round of the datasets folder, a task
+``contstim_<experiment or round>`` (one YAML), the group ``contstim`` listing them, and a
+``utils.py`` whose functions call :mod:`.hooks`.  It holds no data: the tasks read the package's
+built datasets (the folder they were written for is recorded in ``utils.py``).  Pass the folder to
+lm-eval with ``--include_path``.
+
+Each task asks lm-eval for two ``loglikelihood`` requests per sentence pair (``multiple_choice``
+with an empty context and no target delimiter: each sentence is scored from the backend's prefix
+token, the package's start-token convention when ``prefix_token_id`` names the model's start
+token) and reports every condition's metrics (:mod:`.metrics`).
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from .._version import __version__
+from ..staging import staged_folder
+from .metrics import FIELDS, task_metrics
+
+MARKER = ".contstim-lm-eval-tasks"
+"""A file in every folder :func:`write_task_folder` writes: only such a folder is replaced."""
+
+GROUP = "contstim"
+TASK_VERSION = 1
+"""Version of the task definitions (documents, requests, metrics); a task's ``metadata.version``
+is ``<this>.<benchmark version>``."""
+
+
+def default_task_folder() -> Path:
+    """``~/.cache/contstim_bench/lm_eval_tasks``."""
+    return Path.home() / ".cache" / "contstim_bench" / "lm_eval_tasks"
+
+
+def task_name(benchmark: str) -> str:
+    """``contstim.pll`` -> ``contstim_pll`` (lm-eval task names hold no dot)."""
+    return benchmark.replace(".", "_")
+
+
+def _py(name: str) -> str:
+    return "".join(c if c.isalnum() else "_" for c in name)
+
+
+def _q(value) -> str:
+    return json.dumps(value, ensure_ascii=False)  # a JSON scalar is a YAML scalar
+
+
+def present_benchmarks(datasets_dir: str | os.PathLike | None, log=lambda msg: None) -> dict[str, tuple[str, list[str]]]:
+    """Benchmark identifier -> (version, conditions) of every experiment whose trials can be read
+    from ``datasets_dir`` (an absent one is reported through ``log`` and left out) and every round
+    found there."""
+    from ..benchmarks.registry import get_benchmark, rounds
+    from ..study import EXPERIMENTS
+    from .hooks import conditions
+
+    found: dict[str, tuple[str, list[str]]] = {}
+    for exp in EXPERIMENTS:
+        ident = f"contstim.{exp}"
+        try:
+            found[ident] = (get_benchmark(ident).version, conditions(ident, datasets_dir))
+        except FileNotFoundError:
+            log(f"note: no task for the {exp} experiment: its human data is not in the datasets folder "
+                f"{datasets_dir} (`contstim data build --help` says how to add it)")
+    for ident, bench in rounds(datasets_dir).items():
+        found[ident] = (bench.version, conditions(ident, datasets_dir))
+    return found
+
+
+def _task_yaml(benchmark: str, version: str, metrics: dict[str, tuple[str, str]], fingerprint: str | None) -> str:
+    name, fn = task_name(benchmark), _py(task_name(benchmark))
+    lines = [
+        f"# written by `contstim lm-eval tasks` (contstim-bench {__version__}): regenerate it rather than edit it",
+        f"task: {name}",
+        f"tag: [{GROUP}_tasks]",
+        f"custom_dataset: !function utils.docs_{fn}",
+        "test_split: test",
+        "output_type: multiple_choice",
+        'doc_to_text: ""',
+        "doc_to_choice: choices",
+        "doc_to_target: 0",
+        'target_delimiter: ""',
+        f"process_results: !function utils.process_results_{fn}",
+        "metric_list:",
+    ]
+    for metric, (_, field) in metrics.items():
+        lines += [f"  - metric: {metric}",
+                  f"    aggregation: !function utils.agg_{fn}__{_py(metric)}",
+                  f"    higher_is_better: {'true' if FIELDS[field][1] else 'false'}"]
+    lines += ["metadata:",
+              f"  version: {_q(f'{TASK_VERSION}.{version}')}",
+              f"  contstim_benchmark: {_q(benchmark)}",
+              f"  contstim_bench_version: {_q(__version__)}",
+              f"  dataset_fingerprint: {_q(fingerprint)}"]
+    return "\n".join(lines) + "\n"
+
+
+def _utils_py(benchmarks: dict[str, tuple[str, dict]], datasets_dir: str | None) -> str:
+    out = [
+        f'"""The contstim task group\'s hooks, written by `contstim lm-eval tasks` (contstim-bench {__version__}).',
+        "",
+        "Every function calls contstim_bench.harness_tasks.hooks: the documents come from the package's built",
+        "datasets and every metric from the contstim result that the package's own driver computes on the",
+        'log-likelihoods lm-eval returned.  Regenerate this folder rather than edit it."""',
+        "from contstim_bench.harness_tasks import hooks",
+        "",
+        f"DATASETS = {datasets_dir!r}",
+        '"""The datasets folder the tasks read (None: $CONTSTIM_DATASETS or the default)."""',
+    ]
+    for benchmark, (_, metrics) in benchmarks.items():
+        fn = _py(task_name(benchmark))
+        out += ["", "", f"METRICS_{fn} = {list(metrics)!r}", "", "",
+                f"def docs_{fn}(**kwargs):",
+                f"    return hooks.docs({benchmark!r}, DATASETS)", "", "",
+                f"def process_results_{fn}(doc, results):",
+                f"    return hooks.process_results(doc, results, METRICS_{fn})"]
+        for metric, (condition, field) in metrics.items():
+            out += ["", "", f"def agg_{fn}__{_py(metric)}(items):",
+                    f"    return hooks.aggregate({benchmark!r}, DATASETS, {condition!r}, {field!r}, items)"]
+    return "\n".join(out) + "\n"
+
+
+def write_task_folder(out: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None,
+                      log=lambda msg: None) -> tuple[Path, list[str]]:
+    """Write the task folder to ``out`` (default :func:`default_task_folder`): (the folder, the
+    task names).  A folder there that this function did not write (no :data:`MARKER`) and that is
+    not empty is refused (ValueError), so no user file is replaced; FileNotFoundError when no
+    experiment or round has data."""
+    from ..data.load import fingerprint as dataset_fingerprint
+    from ..data.paths import default_datasets_dir
+    from ..study import EXPERIMENTS
+
+    folder = Path(out) if out is not None else default_task_folder()
+    if folder.exists() and (not folder.is_dir() or (any(folder.iterdir()) and not (folder / MARKER).is_file())):
+        raise ValueError(f"{folder} exists and is not a task folder written by `contstim lm-eval tasks`: "
+                         "give a new or empty folder with --out")
+    datasets = Path(datasets_dir if datasets_dir is not None else default_datasets_dir()).resolve()
+    found = present_benchmarks(datasets, log)
+    if not found:
+        raise FileNotFoundError(f"no experiment or round has data in {datasets}: build the datasets with "
+                                "`contstim data build --only contstim`")
+    tasks = {b: (version, task_metrics(conds)) for b, (version, conds) in found.items()}
+    with staged_folder(folder, prefix=".lm-eval-tasks-", mode=0o755) as tmp:
+        for benchmark, (version, metrics) in tasks.items():
+            # the paper's experiments are read from the contstim dataset; a round records its own
+            fp = dataset_fingerprint("contstim", datasets) if benchmark.removeprefix("contstim.") in EXPERIMENTS \
+                else None
+            (tmp / f"{task_name(benchmark)}.yaml").write_text(_task_yaml(benchmark, version, metrics, fp),
+                                                              encoding="utf-8")
+        names = [task_name(b) for b in tasks]
+        group = [f"# written by `contstim lm-eval tasks` (contstim-bench {__version__})", f"group: {GROUP}", "task:"]
+        group += [f"  - {n}" for n in names] + ["metadata:", f"  version: {TASK_VERSION}"]
+        (tmp / f"{GROUP}.yaml").write_text("\n".join(group) + "\n", encoding="utf-8")
+        (tmp / "utils.py").write_text(_utils_py(tasks, str(datasets)), encoding="utf-8")
+        (tmp / MARKER).write_text(f"contstim-bench {__version__}\n", encoding="utf-8")
+    return folder, names

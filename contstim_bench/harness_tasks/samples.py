@@ -1,0 +1,192 @@
+"""``contstim import lm-eval OUTPUT_DIR``: an lm-evaluation-harness run of the contstim task
+group back into a contstim result file (:func:`import_run`).
+
+lm-eval writes ``OUTPUT_DIR/<model>/results_<time>.json`` and, with ``--log_samples``,
+``samples_<task>_<time>.jsonl`` beside it.  For every contstim task of the run the samples give
+each sentence's log-likelihood (the two ``filtered_resps`` of a pair's document); those go through
+the one driver (:func:`contstim_bench.driver.evaluate` on a
+:class:`~contstim_bench.scoring.given.GivenScores`), so the result file holds the same numbers the
+run reported and every section ``contstim evaluate`` writes.  The model block records the run:
+``spec`` (``lm-eval:<model>?<model args>``, refused when an argument holds a credential),
+``backend``, ``model_args`` and ``lm_eval`` (lm-eval version, task, task version and hash,
+results and samples files, date).  A leaderboard treats such a result as any other: verified
+only when its spec may be re-scored on the maintainer's machine.
+"""
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+
+from ..results.io import MAX_BYTES, parse_json
+
+MAX_SAMPLES_BYTES = 512 * 1024 * 1024
+"""Largest samples file read (bytes)."""
+
+
+def _results_files(folder: Path) -> list[Path]:
+    if not folder.is_dir():
+        what = "is a file, not a folder" if folder.exists() else "does not exist"
+        raise FileNotFoundError(f"lm-eval output folder {folder} {what}")
+    found = sorted(folder.rglob("results_*.json"), key=lambda p: (p.name, str(p)))
+    if not found:
+        raise FileNotFoundError(f"{folder} holds no lm-eval results file (results_*.json): run lm_eval with "
+                                f"--output_path {folder} --log_samples")
+    return found
+
+
+def _contstim_tasks(results: dict) -> dict[str, dict]:
+    """Task name -> its config, for the tasks of the contstim task group in an lm-eval results JSON."""
+    configs = results.get("configs")
+    if not isinstance(configs, dict):
+        return {}
+    return {name: cfg for name, cfg in configs.items()
+            if isinstance(cfg, dict) and isinstance(cfg.get("metadata"), dict)
+            and isinstance(cfg["metadata"].get("contstim_benchmark"), str)}
+
+
+def find_run(folder: str | os.PathLike, tasks: list[str] | None = None) -> tuple[Path, dict, dict[str, dict]]:
+    """(results file, its JSON, {task: config}) of the newest lm-eval run in ``folder`` with
+    contstim tasks (those named in ``tasks`` when given).  FileNotFoundError / ValueError say what
+    is missing."""
+    folder = Path(folder)
+    candidates = []
+    for path in _results_files(folder):
+        if path.stat().st_size > MAX_BYTES:
+            raise ValueError(f"{path} is {path.stat().st_size:,} bytes, more than the {MAX_BYTES:,} accepted")
+        data = parse_json(path.read_bytes(), str(path))
+        found = _contstim_tasks(data)
+        if tasks:
+            unknown = [t for t in tasks if t not in found]
+            if unknown:
+                continue
+            found = {t: found[t] for t in tasks}
+        if found:
+            candidates.append((path, data, found))
+    if not candidates:
+        what = f"the task(s) {', '.join(tasks)}" if tasks else "a contstim task (contstim_pll, contstim_main, ...)"
+        raise ValueError(f"no lm-eval results file in {folder} has {what}")
+    return candidates[-1]  # results_<time>.json: the newest run last
+
+
+def samples_file(results_path: Path, task: str) -> Path:
+    """``samples_<task>_<time>.jsonl`` of the run whose results file is ``results_path``."""
+    stamp = results_path.stem.removeprefix("results_")
+    path = results_path.with_name(f"samples_{task}_{stamp}.jsonl")
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} is missing: the run of {task} was made without --log_samples, whose "
+                                "per-sentence log-likelihoods the import needs (run lm_eval again with --log_samples)")
+    return path
+
+
+def sample_logprobs(path: Path) -> dict[str, float]:
+    """{sentence: log-likelihood} of one samples file.  ValueError names the line of a record that
+    is not a contstim document with two finite log-likelihoods of its two sentences from an empty
+    context, and a sentence given two different values."""
+    size = path.stat().st_size
+    if size > MAX_SAMPLES_BYTES:
+        raise ValueError(f"{path} is {size:,} bytes, more than the {MAX_SAMPLES_BYTES:,} accepted")
+    out: dict[str, float] = {}
+    with path.open("rb") as fh:
+        for number, raw in enumerate(fh, start=1):
+            if not raw.strip():
+                continue
+            where = f"{path} line {number}"
+            record = parse_json(raw, where)
+            doc, resps, args = record.get("doc"), record.get("filtered_resps"), record.get("arguments")
+            if not (isinstance(doc, dict) and isinstance(doc.get("sentence1"), str) and isinstance(doc.get("sentence2"), str)):
+                raise ValueError(f"{where}: not a document of a contstim task (no sentence1 and sentence2)")
+            sentences = (doc["sentence1"], doc["sentence2"])
+            if not (isinstance(resps, list) and len(resps) == 2):
+                raise ValueError(f"{where}: expected the log-likelihoods of the pair's 2 sentences in filtered_resps")
+            if isinstance(args, dict):
+                asked = [a.get("arg_1") for a in args.values() if isinstance(a, dict)]
+                contexts = [a.get("arg_0") for a in args.values() if isinstance(a, dict)]
+                if asked != list(sentences) or any(c != "" for c in contexts):
+                    raise ValueError(f"{where}: the requests were not the pair's two sentences from an empty context")
+            for sentence, resp in zip(sentences, resps):
+                try:
+                    value = float(resp[0] if isinstance(resp, list) else resp)
+                except (TypeError, ValueError, IndexError):
+                    raise ValueError(f"{where}: log-likelihood of {sentence!r} is not a number: {resp!r}") from None
+                if not math.isfinite(value) or value > 0:
+                    raise ValueError(f"{where}: log-likelihood of {sentence!r} is {value!r}, not a finite value <= 0")
+                known = out.setdefault(sentence, value)
+                if known != value:
+                    raise ValueError(f"{where}: {sentence!r} has two log-likelihoods in the run ({known!r}, {value!r})")
+    if not out:
+        raise ValueError(f"{path} holds no sample")
+    return out
+
+
+def _model_args(config: dict) -> dict[str, str]:
+    args = config.get("model_args")
+    if isinstance(args, str):  # lm-eval's command-line form: a=1,b=2
+        pairs = [a.split("=", 1) for a in args.split(",") if a]
+        return {k.strip(): v.strip() for k, v in (p if len(p) == 2 else (p[0], "") for p in pairs)}
+    if isinstance(args, dict):
+        return {str(k): str(v) for k, v in args.items()}
+    return {}
+
+
+def run_scorer(results_path: Path, results: dict, tasks: dict[str, dict]):
+    """The :class:`~contstim_bench.scoring.given.GivenScores` of the run's samples (every contstim
+    task of ``tasks``), with the run's provenance in its description."""
+    from ..scoring.given import GivenScores
+    from ..scoring.spec import ModelSpec, format_spec
+
+    config = results.get("config") if isinstance(results.get("config"), dict) else {}
+    model = str(config.get("model") or "unknown")
+    args = _model_args(config)
+    if config.get("limit") not in (None, "None"):
+        raise ValueError(f"{results_path}: the run was limited to {config['limit']} documents per task (--limit): "
+                         "the benchmark needs every sentence pair")
+    spec = ModelSpec.parse(format_spec("lm-eval", model, args)).canonical  # a credential in an argument is refused
+    logprobs: dict[str, float] = {}
+    samples = {}
+    for task in tasks:
+        path = samples_file(results_path, task)
+        samples[task] = path.name
+        for sentence, value in sample_logprobs(path).items():
+            if logprobs.setdefault(sentence, value) != value:
+                raise ValueError(f"{path}: {sentence!r} has another log-likelihood in another task of the run")
+    dtype = str(config.get("model_dtype") or "").removeprefix("torch.") or None
+    details = {
+        "backend": model, "model_args": args, "dtype": dtype,
+        "device": None if config.get("device") is None else str(config["device"]),
+        "lm_eval": {
+            "version": results.get("lm_eval_version"),
+            "tasks": {t: {"benchmark": cfg["metadata"]["contstim_benchmark"],
+                          "version": str((results.get("versions") or {}).get(t, cfg["metadata"].get("version"))),
+                          "task_hash": (results.get("task_hashes") or {}).get(t), "samples_file": samples[t]}
+                      for t, cfg in tasks.items()},
+            "results_file": results_path.name,
+            "date": results.get("date"),
+            "git_hash": results.get("git_hash"),
+            "transformers_version": results.get("transformers_version"),
+        },
+    }
+    return GivenScores(logprobs, spec=spec, method="causal", details=details)
+
+
+def import_run(folder: str | os.PathLike, *, tasks: list[str] | None = None, name: str | None = None,
+               datasets_dir: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
+               log=None) -> dict[str, dict]:
+    """{benchmark identifier: contstim result} of the newest lm-eval run in ``folder`` (its contstim
+    tasks, or those named in ``tasks``), evaluated by the one driver; written to ``output`` by its
+    convention (a ``.json`` file for one benchmark, else a folder)."""
+    from ..driver import RunOptions, evaluate
+
+    results_path, results, found = find_run(folder, tasks)
+    scorer = run_scorer(results_path, results, found)
+    benchmarks = [cfg["metadata"]["contstim_benchmark"] for cfg in found.values()]
+    return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name,
+                    options=RunOptions(cache=False, progress=False), output=output, log=log)
+
+
+def describe_run(result: dict) -> str:
+    """One line on where an imported result came from."""
+    lm = result["model"].get("lm_eval", {})
+    tasks = ", ".join(f"{t} v{v['version']}" for t, v in lm.get("tasks", {}).items())
+    return f"lm-eval {lm.get('version')} run {lm.get('results_file')} ({tasks}) of {result['model']['spec']}"
+
