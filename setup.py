@@ -45,7 +45,9 @@ CORE = [
     "PyYAML>=6",
     "flask>=3",
     "waitress>=3",
-    "filelock>=3.12",  # one build of a dataset (data/load.py), one conversion of an offline model at a time
+    "filelock>=3.12",  # one build of a dataset (data/load.py), one conversion of an offline model at a time,
+                       # one `leaderboard add` to a results folder at a time
+    "disarm>=0.17.2,<0.18",  # Unicode TR39 confusable skeletons: names.name_key (look-alike model names)
 ]
 SCORING = [
     TORCH,

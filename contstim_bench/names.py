@@ -68,21 +68,62 @@ def unsafe_characters(text: str) -> list[str]:
     return found
 
 
-def name_problem(text: str) -> str | None:
-    """``contains U+202E RIGHT-TO-LEFT OVERRIDE`` (every refused character, see
-    :func:`unsafe_characters`) when ``text`` may not be a name; None when it may."""
+MAX_NAME_LENGTH = 100
+"""Most characters a model name may have: every door that shows a name (the summary, the report's
+figures, the leaderboard's tables and pages) then lays it out in bounded time and memory."""
+
+MAX_TEXT_LENGTH = 500
+"""Most characters of any other displayed string of a result: a model spec (a local path or a Hub
+id with its options), its typed form."""
+
+SHOWN_CHARACTERS = 60
+"""How much of an over-long text an error message shows."""
+
+
+def shown(text: str) -> str:
+    """``text`` as an error message shows it: its repr (control and blank-looking characters
+    escaped), cut to :data:`SHOWN_CHARACTERS` characters with the total length named."""
+    out = repr(text[:SHOWN_CHARACTERS])  # escapes what is not printable; the blank-looking printable ones too:
+    for c in {c for c in text[:SHOWN_CHARACTERS] if _refused(c) and c.isprintable()}:
+        out = out.replace(c, f"\\u{ord(c):04x}")
+    return out if len(text) <= SHOWN_CHARACTERS else f"{out[:-1]}...{out[-1]} ({len(text):,} characters)"
+
+
+def name_problem(text: str, max_length: int = MAX_NAME_LENGTH) -> str | None:
+    """Why ``text`` may not be a name, or None when it may: longer than ``max_length``
+    characters, whitespace around it (``roberta `` would be listed as ``roberta``), or a refused
+    character (``contains U+202E RIGHT-TO-LEFT OVERRIDE``, every one, see :func:`unsafe_characters`)."""
+    if len(text) > max_length:
+        return f"is {len(text):,} characters long, more than the {max_length} allowed"
+    if text != text.strip():
+        return "starts or ends with whitespace"
     found = unsafe_characters(text)
     return "contains " + ", ".join(found) if found else None
 
 
-def check_name(text: str, what: str = "model name") -> str:
-    """``text`` if it may be a name; ValueError naming ``what``, the text (escaped) and every
-    refused character otherwise."""
-    problem = name_problem(text)
+def check_name(text: str, what: str = "model name", max_length: int = MAX_NAME_LENGTH) -> str:
+    """``text`` if it may be a name (:func:`name_problem`); ValueError naming ``what``, the text
+    (escaped, cut: :func:`shown`) and the problem otherwise."""
+    problem = name_problem(text, max_length)
     if problem is not None:
-        shown = repr(text)  # escapes what is not printable; the blank-looking printable ones too:
-        for c in {c for c in text if _refused(c) and c.isprintable()}:
-            shown = shown.replace(c, f"\\u{ord(c):04x}")
-        raise ValueError(f"{what} {shown} {problem}: a name may not hold control, invisible or blank-looking "
-                         "characters (they reorder, hide or break the text wherever the name is shown)")
+        raise ValueError(f"{what} {shown(text)} {problem}: a name is at most {max_length} characters, with no "
+                         "surrounding whitespace and no control, invisible or blank-looking characters (they "
+                         "reorder, hide or break the text wherever the name is shown)")
     return text
+
+
+def name_key(text: str) -> str:
+    """What two names are compared by: ``text`` with invisible and bidirectional characters removed,
+    NFKC-normalised, case-folded, its whitespace collapsed and mapped to its confusable skeleton
+    (Unicode TR39 prototypes, through the ``disarm`` library, with ``m`` -> ``rn`` as TR39 maps it
+    and the digits 0/1 as O/l), so that ``roberta``, ``roberta ``, ``RoBERTa`` and ``rоberta`` (a
+    Cyrillic о) have one key.  The key is for comparing, never for showing."""
+    import disarm
+
+    return disarm.skeleton_key(" ".join(text.split()), digit_policy="tr39").replace("m", "rn")
+
+
+def lookalike(name: str, others) -> str | None:
+    """The first of ``others`` that is not ``name`` but has its :func:`name_key`, or None."""
+    key = name_key(name)
+    return next((o for o in others if o != name and name_key(o) == key), None)

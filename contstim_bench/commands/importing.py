@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="an lm-evaluation-harness output folder (results JSON and --log_samples samples)",
         description=(
             "Read the newest lm-eval run in OUTPUT_DIR that holds contstim tasks (lm_eval --tasks contstim "
-            "--include_path \"$(contstim lm-eval tasks)\" --output_path OUTPUT_DIR --log_samples), take each "
+            "--output_path OUTPUT_DIR --log_samples --include_path TASKS, the folder `contstim lm-eval tasks` "
+            "printed), take each "
             "sentence's log-likelihood from its samples and evaluate them as `contstim evaluate` does: the result "
             "file holds every score, the per-sentence log-probabilities and the run's provenance (lm-eval "
             "version, model arguments, task versions). `contstim leaderboard validate` checks it (unverified "

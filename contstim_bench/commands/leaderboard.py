@@ -123,14 +123,31 @@ def _validate(args) -> int:
 
 
 def _add(args) -> int:
-    from ..leaderboard.add import add_result
+    from pathlib import Path
 
-    added = add_result(args.file, args.results, replace=args.replace, datasets_dir=args.datasets,
-                       rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
-                       models_folder=args.models_folder, log=lambda m: print(m, file=sys.stderr))
-    replaced = f" (replaced {added.replaced})" if added.replaced is not None else ""
-    print(f"added {added.name!r} as {added.path}{replaced}; {added.verification}")
-    return 0
+    from ..leaderboard.add import add_result
+    from ..results.io import ValidationError
+
+    given = Path(args.file)
+    # `evaluate --output F` writes a file F.json, or a folder F of <benchmark>.json: both are added
+    files = sorted(given.glob("*.json")) if given.is_dir() else [given]
+    if not files:
+        raise FileNotFoundError(f"{given} is a folder without a result file (*.json)")
+    failed = 0
+    for path in files:  # each file judged on its own
+        try:
+            added = add_result(path, args.results, replace=args.replace, datasets_dir=args.datasets,
+                               rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
+                               models_folder=args.models_folder, log=lambda m: print(m, file=sys.stderr))
+        except (ValidationError, ValueError, OSError) as exc:
+            if len(files) == 1:
+                raise
+            failed += 1
+            print(f"NOT ADDED {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            continue
+        replaced = f" (replaced {added.replaced})" if added.replaced is not None else ""
+        print(f"added {added.name!r} as {added.path}{replaced}; {added.verification}")
+    return 1 if failed else 0
 
 
 def _build(args) -> int:

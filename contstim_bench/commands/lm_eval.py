@@ -24,8 +24,8 @@ def register(sub: argparse._SubParsersAction) -> None:
             "present, contstim_<round> per round of the datasets folder; each reports accuracy, SRCS, their "
             "standard errors and noise ceilings per condition, computed by the package's own analysis) and print "
             "the folder to pass to `lm_eval --include_path`. The tasks read the built datasets; the folder holds "
-            "no data. Score with the model's start token as prefix: --model_args "
-            "pretrained=DIR,prefix_token_id=ID,dtype=float32,softmax_dtype=float64 (docs/lm-eval.md)."
+            "no data. Score with the model's start token as prefix, as lm_eval --model_args "
+            "pretrained=DIR,prefix_token_id=ID,dtype=float32,softmax_dtype=float64 does (docs/lm-eval.md)."
         ),
     )
     t.add_argument("--out", metavar="DIR",
@@ -33,7 +33,27 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "files is refused")
     t.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     t.set_defaults(func=_tasks)
+    m = actions.add_parser(
+        "model-args",
+        help="print lm-eval's --model_args that score a model as hf-causal does",
+        description=(
+            "Print the arguments of lm_eval --model_args for its `hf` backend under which it scores sentences as the package's hf-causal "
+            "family does: the model's folder, its start token's id as the prefix token of an empty context, "
+            "float32 weights and a float64 log-softmax (docs/lm-eval.md)."
+        ),
+    )
+    m.add_argument("model", nargs="?", default=None, metavar="SPEC",
+                   help="an hf-causal spec or a packaged model (default: the embedded default, smollm2-135m)")
+    m.add_argument("--dtype", default=None, help="weights dtype (default: float32)")
+    m.set_defaults(func=_model_args)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+
+def _model_args(args) -> int:
+    from ..harness_tasks.model_args import hf_model_args
+
+    print(hf_model_args(args.model, args.dtype))
+    return 0
 
 
 def _tasks(args) -> int:

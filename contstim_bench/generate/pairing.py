@@ -17,7 +17,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..names import check_name
+from ..names import MAX_TEXT_LENGTH, check_name
 
 ROLES = ("candidate", "reference")
 
@@ -45,7 +45,7 @@ def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--mod
         if sep and ":" not in name and name.strip() and spec.strip():
             out.append(ModelEntry(check_name(name.strip(), f"model name in {flag}"), spec.strip()))
         else:
-            out.append(ModelEntry(check_name(item, f"model spec in {flag}"), item))
+            out.append(ModelEntry(check_name(item, f"model spec in {flag}", MAX_TEXT_LENGTH), item))
     if len(out) < minimum:
         want = "two models" if minimum == 2 else f"{minimum} model(s) in {flag}"
         raise ValueError(f"need at least {want} to synthesise controversial pairs, got {len(out)}")

@@ -74,8 +74,8 @@ def samples_file(results_path: Path, task: str) -> Path:
     stamp = results_path.stem.removeprefix("results_")
     path = results_path.with_name(f"samples_{task}_{stamp}.jsonl")
     if not path.is_file():
-        raise FileNotFoundError(f"{path} is missing: the run of {task} was made without --log_samples, whose "
-                                "per-sentence log-likelihoods the import needs (run lm_eval again with --log_samples)")
+        raise FileNotFoundError(f"{path} is missing: lm_eval ran {task} without --log_samples, whose per-sentence "
+                                "log-likelihoods the import needs (run lm_eval again with --log_samples)")
     return path
 
 
@@ -139,7 +139,7 @@ def run_scorer(results_path: Path, results: dict, tasks: dict[str, dict]):
     model = str(config.get("model") or "unknown")
     args = _model_args(config)
     if config.get("limit") not in (None, "None"):
-        raise ValueError(f"{results_path}: the run was limited to {config['limit']} documents per task (--limit): "
+        raise ValueError(f"{results_path}: lm_eval was limited to {config['limit']} documents per task (--limit): "
                          "the benchmark needs every sentence pair")
     spec = ModelSpec.parse(format_spec("lm-eval", model, args)).canonical  # a credential in an argument is refused
     logprobs: dict[str, float] = {}

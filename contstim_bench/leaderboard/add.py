@@ -7,6 +7,11 @@ the file that has it, unless ``replace`` is given, which removes that file.  The
 byte for byte (written to a temporary file, then renamed) as ``<display name>.json``
 (:func:`.identity.display_name` made a file name), with the first characters of the identity
 added when another model's file already has that name.
+
+An add is atomic and exclusive: the file's bytes are read once, and those bytes are what is
+validated, re-scored and installed (a file replaced while its model is re-scored changes nothing);
+the whole add runs under a lock on the results folder (:data:`LOCK_FILE`, ``filelock``), so two adds
+of one model started together leave exactly one entry and the second is told of the first.
 """
 from __future__ import annotations
 
@@ -15,11 +20,18 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from filelock import FileLock
+
 from .. import names
-from .duplicates import entry_keys, existing_keys, folder_results, same_numbers
+from ..results.io import MAX_BYTES
+from .duplicates import entry_keys, existing_keys, folder_results, listed_names, name_clash, same_numbers
 from .identity import describe_identity, display_name, identity
 from .validate import RESCORE_TOLERANCE, ValidationError
 from .verification import file_verifier, validate_and_rescore
+
+
+LOCK_FILE = ".leaderboard.lock"
+"""The lock file of a results folder (not a ``*.json``: never read as a result)."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +60,31 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
     """
     source = Path(result_file)
     folder = Path(results_dir)
+    if not source.is_file():
+        what = "is a folder: give one of its result files" if source.is_dir() else "does not exist"
+        raise FileNotFoundError(f"result file {source} {what}")
+    if source.stat().st_size > MAX_BYTES:
+        raise ValidationError(str(source), [f"file is {source.stat().st_size:,} bytes, more than the {MAX_BYTES:,} accepted"])
+    data = source.read_bytes()  # read once: these bytes are validated, re-scored and installed
     folder.mkdir(parents=True, exist_ok=True)
-    [checked] = validate_and_rescore([source], datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
+    with FileLock(str(folder / LOCK_FILE)), tempfile.TemporaryDirectory(dir=folder, prefix=".add-") as private:
+        staged = Path(private) / source.name
+        staged.write_bytes(data)
+        return _install(source, staged, folder, replace=replace, datasets_dir=datasets_dir, rescore=rescore,
+                        tolerance=tolerance, options=options, models_folder=models_folder, log=log)
+
+
+def _install(source: Path, staged: Path, folder: Path, *, replace: bool, datasets_dir, rescore: bool,
+             tolerance: float, options, models_folder, log) -> Added:
+    """:func:`add_result` under the folder's lock, on ``staged`` (the submitted bytes)."""
+    [checked] = validate_and_rescore([staged], datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
                                      options=options, log=log, models_folder=models_folder)
     if not checked.ok:
         raise ValidationError(str(source), checked.problems)
     result = checked.result
+    clash = name_clash(result, listed_names(folder, [source]))
+    if clash is not None:
+        raise ValidationError(str(source), [clash])
     key = identity(result)
     taken = existing_keys(folder, skip=[source])
     verified_file = file_verifier(datasets_dir, tolerance, options, models_folder, log) if rescore else None
@@ -75,15 +106,7 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
         target = folder / f"{stem}-{key[:length]}.json"
     else:
         raise ValueError(f"{folder}: no free file name for {name!r} (tried {stem}.json and identity suffixes)")
-    data = source.read_bytes()
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".add-", suffix=".json")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            out.write(data)
-        os.replace(tmp, target)
-    finally:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+    os.replace(staged, target)  # the validated bytes, installed by one rename
     if earlier is not None and earlier.resolve() != target.resolve():
         earlier.unlink()
     return Added(target, name, earlier, checked.verification)

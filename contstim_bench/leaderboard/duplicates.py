@@ -17,7 +17,9 @@ from pathlib import Path
 
 from ..results.io import ValidationError, load_file
 from ..study import EXPERIMENTS
-from .identity import identity
+from .. import names
+from ..names import name_key
+from .identity import display_name, identity
 
 
 def entry_keys(result: dict) -> list[tuple[str, str]]:
@@ -77,6 +79,27 @@ def folder_results(results_dir, skip: Iterable[str | os.PathLike] = ()) -> Itera
             continue
 
 
+def listed_names(results_dir, skip: Iterable[str | os.PathLike] = ()) -> list[tuple[str, str, str]]:
+    """(display name, identity, file) of every result of ``results_dir`` but ``skip``."""
+    return [(display_name(r), identity(r), src) for src, r in folder_results(results_dir, skip)
+            if isinstance(r.get("model"), dict)]
+
+
+def name_clash(result: dict, listed: Iterable[tuple[str, str, str]]) -> str | None:
+    """The problem of a result whose shown name looks like the name of another model of ``listed``
+    (:func:`listed_names`): the same :func:`contstim_bench.names.name_key` (Unicode normalisation,
+    case, whitespace, the TR39 confusable skeleton) and another identity; None when there is none."""
+    shown = display_name(result)
+    key, mine = name_key(shown), identity(result)
+    # the same name exactly is another model of that name: listed with its revision, on its own page
+    twin = next(((n, src) for n, ident, src in listed if ident != mine and n != shown and name_key(n) == key), None)
+    if twin is None:
+        return None
+    return (f"model name {names.shown(shown)} looks like the name of the model listed as {names.shown(twin[0])} in "
+            f"{Path(twin[1]).name} (the same after Unicode normalisation, case folding, whitespace and the TR39 "
+            "confusable skeleton): submit under another name")
+
+
 def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None,
                      verified_file: Callable[[str], bool] | None = None) -> None:
     """Add a problem to every result (a :class:`.validate.Checked`) whose model another file of
@@ -98,8 +121,13 @@ def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None
 
     seen: dict[tuple[tuple[str, str], bool], str] = {}
     verified_results: list[tuple[str, dict]] = []
+    listed = listed_names(results_dir, [c.source for c in checked])
     for c in checked:
         if c.result is None or not isinstance(c.result.get("model"), dict):
+            continue
+        clash = name_clash(c.result, listed) if c.ok else None
+        if clash is not None:
+            c.problems.append(clash)
             continue
         keys = entry_keys(c.result)
         groups = (c.verified,) if c.ok else (False, True)  # a refused file is told of any twin
@@ -119,5 +147,8 @@ def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None
                                   f"(every shared sentence within {SAME_NUMBERS} nats): the same model")
                 continue
             verified_results.append((c.source, c.result))
+        if not c.ok:  # a refused file is told of its twins, but blocks no later file of the batch
+            continue
         for key in keys:
             seen[(key, c.verified)] = c.source
+        listed.append((display_name(c.result), identity(c.result), c.source))

@@ -45,11 +45,11 @@ from __future__ import annotations
 import json
 import math
 import os
-import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import names
 from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
 from ..results.schema import result_problems
 from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
@@ -236,11 +236,11 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
 
     name = result["model"]["name"]
     spec = result["model"]["spec"]
-    folded = unicodedata.normalize("NFKC", name).casefold()
-    lookalike = [r for r in ALL_REFERENCE_MODELS if r.casefold() == folded and r != name]
-    if lookalike:
-        return [f"model.name {name!r} looks like the reserved name of the paper's reference model {lookalike[0]!r} "
-                "(the same after Unicode compatibility normalisation and case folding); submit under another name"]
+    twin = names.lookalike(name, ALL_REFERENCE_MODELS)
+    if twin is not None:
+        return [f"model.name {names.shown(name)} looks like the reserved name of the paper's reference model {twin!r} "
+                "(the same after Unicode normalisation, case folding, whitespace and the TR39 confusable skeleton: "
+                "contstim_bench.names.name_key); submit under another name"]
     refs_by_exp: dict[str, dict] = {}
     allowed_specs: set[str] = set()
     reserved = name in ALL_REFERENCE_MODELS

@@ -139,6 +139,20 @@ class Tokenized(Protocol):
 
 
 @runtime_checkable
+class StartTokenModel(Protocol):
+    """A causal model loaded from a local folder that conditions every sentence on one start
+    token (``hf-causal``): what another harness needs to score sentences the same way (the
+    folder, and the start token's id as its prefix token)."""
+
+    folder: object
+    start_token: str | None
+
+    @property
+    def start_id(self) -> int:
+        """Vocabulary id of the start token."""
+
+
+@runtime_checkable
 class PLLTokenScorer(Protocol):
     """A masked LM's per-token log-probabilities under a PLL read-out (Kauf & Ivanova 2023)."""
 

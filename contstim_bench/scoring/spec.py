@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Mapping
 from urllib.parse import parse_qsl
 
-from ..names import check_name
+from ..names import MAX_TEXT_LENGTH, check_name
 from .credentials import refuse_credentials
 
 
@@ -89,7 +89,7 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     if not isinstance(spec, str):
         raise TypeError(f"model spec must be a str, got {type(spec).__name__}: {spec!r}")
     refuse_credentials(spec)  # first: every later message quotes the spec
-    text = check_name(spec.strip(), "model spec")  # a spec is a model's name wherever none is given
+    text = check_name(spec.strip(), "model spec", MAX_TEXT_LENGTH)  # a spec is a model's name wherever none is given
     if not text:
         raise ValueError("empty model spec; expected kind:target (e.g. hf-causal:gpt2) or a short name")
     body, sep, query = text.partition("?")

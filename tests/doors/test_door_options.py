@@ -104,7 +104,7 @@ def test_output_json_is_one_file_on_every_command(tmp_path, datasets, trigram, c
     for i, result in enumerate((ev, bench)):
         board = tmp_path / f"board{i}"
         assert cli_main(["leaderboard", "add", str(result), "--results", str(board), "--datasets", str(datasets)]) == 0
-        assert [p.name for p in board.iterdir()] == ["roberta.json"]
+        assert [p.name for p in board.glob("*.json")] == ["roberta.json"]
 
 
 @pytest.mark.parametrize("path", RUNS_A_MODEL, ids=" ".join)

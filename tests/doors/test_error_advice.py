@@ -28,7 +28,7 @@ from contstim_bench.cli import build_parser
 PACKAGE = Path(contstim_bench.__file__).resolve().parent
 ROOT = PACKAGE.parent
 FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:[-_][a-z0-9]+)*")
-EXTERNAL = re.compile(r"\b(?:pip install|lmplz|accelerate launch|torchrun|hf upload)\b")
+EXTERNAL = re.compile(r"\b(?:pip install|lmplz|accelerate launch|torchrun|hf upload|lm_eval|lm-eval's)(?!\w)")
 SCRIPT = re.compile(r"python dataset_scripts/(\w+)\.py")
 PARSER_KEYWORDS = {"help", "description", "metavar", "epilog", "usage"}
 

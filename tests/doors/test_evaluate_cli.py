@@ -17,8 +17,8 @@ from metric_rows import metric_columns
 
 PLL_MODELS = {"bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "electra", "electra_has_a_mouth"}
 ENTRY_KEYS = {
-    "selection", "unit", "n_units", "n_trials", "n_pairs", "accuracy", "accuracy_by_unit",
-    "accuracy_noise_ceiling", "srcs", "srcs_by_unit", "srcs_noise_ceiling", "p_vs_lower_ceiling",
+    "selection", "unit", "n_units", "n_trials", "n_pairs", "accuracy", "accuracy_stderr", "accuracy_by_unit",
+    "accuracy_noise_ceiling", "srcs", "srcs_stderr", "srcs_by_unit", "srcs_noise_ceiling", "p_vs_lower_ceiling",
     "p_vs_lower_ceiling_uncorrected", "comparisons", "head_to_head", "bh_families", "degenerate",
 }
 

@@ -99,10 +99,10 @@ def test_add_refuses_the_same_model_then_replaces_it(tmp_path, smollm2, rerun, d
         add_result(again, results, datasets_dir=datasets, rescore=False)
     msg = str(err.value)
     assert f"already has this model in {first.path}" in msg and "--replace" in msg
-    assert sorted(p.name for p in results.iterdir()) == ["smollm2-135m.json"]  # nothing changed
+    assert sorted(p.name for p in results.glob("*.json")) == ["smollm2-135m.json"]  # nothing changed
     second = add_result(again, results, replace=True, datasets_dir=datasets, rescore=False)
     assert second.replaced == first.path and second.name == "smollm2-135m-final"
-    assert sorted(p.name for p in results.iterdir()) == ["smollm2-135m-final.json"]
+    assert sorted(p.name for p in results.glob("*.json")) == ["smollm2-135m-final.json"]
     assert json.loads(second.path.read_text(encoding="utf-8"))["model"]["batch_size"] == 8
     # the folder's other checks see one model: validate with --results finds no duplicate of another file
     [checked] = validate_files([second.path], results_dir=results, datasets_dir=datasets)
@@ -121,10 +121,10 @@ def test_add_keeps_other_models_and_refuses_invalid_files(tmp_path, smollm2, dat
     tampered = copy.deepcopy(smollm2)
     tampered["model"]["fingerprint"] = "e" * 64
     tampered["experiments"]["pll"]["all"]["accuracy"] += 0.01
-    before = sorted(p.name for p in results.iterdir())
+    before = sorted(p.name for p in results.glob("*.json"))
     with pytest.raises(ValidationError, match="score does not match the log-probabilities"):
         add_result(_write(tmp_path / "tampered.json", tampered), results, datasets_dir=datasets, rescore=False)
-    assert sorted(p.name for p in results.iterdir()) == before
+    assert sorted(p.name for p in results.glob("*.json")) == before
 
 
 def test_cli_add_twice_then_replace(tmp_path, rerun, datasets, capsys):
@@ -139,7 +139,7 @@ def test_cli_add_twice_then_replace(tmp_path, rerun, datasets, capsys):
     assert f"`contstim leaderboard add {again} --results {results} --replace`" in err
     assert cli_main([*args, str(again), "--replace"]) == 0
     assert f"(replaced {results / 'smollm2-135m.json'})" in capsys.readouterr().out
-    assert [p.name for p in results.iterdir()] == ["smollm2-135m-final.json"]
+    assert [p.name for p in results.glob("*.json")] == ["smollm2-135m-final.json"]
 
 
 def _ranks(values, selection="all", degenerate=None):

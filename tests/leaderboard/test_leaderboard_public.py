@@ -206,15 +206,27 @@ def test_every_identity_field_is_proved_and_a_dtype_override_is_no_verdict(tmp_p
     assert c.ok and not c.verified and c.verification.startswith("unverified: re-scored in bfloat16 (the maintainer's choice)")
 
 
-def test_a_name_that_looks_like_a_reference_is_refused(tmp_path, datasets):
-    """Guarantee: a reserved name cannot be worn with fullwidth letters or another case."""
+@pytest.mark.parametrize("name", ["ＲｏＢＥＲＴａ", "r\u043eberta", "RoBERTa", "rob\u0435rta", "r\u043eb\u0435rta"])
+def test_a_name_that_looks_like_a_reference_is_refused(tmp_path, datasets, name):
+    """Guarantee: a reserved name cannot be worn with fullwidth letters, another case, a Cyrillic
+    о or е, or inner whitespace (the TR39 confusable skeleton: contstim_bench.names.name_key)."""
     from contstim_bench.leaderboard.validate import validate_files
 
-    lookalike = rescored_copy(shipped("smollm2-135m"), datasets, name="ＲｏＢＥＲＴａ")
+    lookalike = rescored_copy(shipped("smollm2-135m"), datasets, name=name)
     [c] = validate_files([dump(tmp_path, "look.json", lookalike)], datasets_dir=datasets)
-    assert c.problems == ["model.name 'ＲｏＢＥＲＴａ' looks like the reserved name of the paper's reference model "
-                          "'roberta' (the same after Unicode compatibility normalisation and case folding); submit "
-                          "under another name"]
+    assert c.problems == [f"model.name {name!r} looks like the reserved name of the paper's reference model "
+                          "'roberta' (the same after Unicode normalisation, case folding, whitespace and the TR39 "
+                          "confusable skeleton: contstim_bench.names.name_key); submit under another name"]
+
+
+@pytest.mark.parametrize("name", ["roberta ", " roberta"])
+def test_a_reserved_name_with_surrounding_whitespace_is_refused(tmp_path, datasets, name):
+    """A name with whitespace around it (once listed as `roberta`, taking its page) is refused."""
+    from contstim_bench.leaderboard.validate import validate_files
+
+    lookalike = rescored_copy(shipped("smollm2-135m"), datasets, name=name)
+    [c] = validate_files([dump(tmp_path, "look.json", lookalike)], datasets_dir=datasets)
+    assert c.problems == [f"result.model.name: {name!r} starts or ends with whitespace"]
 
 
 def test_another_file_of_the_same_name_leaves_the_entry_unverified(tmp_path, datasets, kn_trigram):
