@@ -74,14 +74,17 @@ def _run_results(args) -> int:
     from ..benchmarks.model_report import across_results, model_report
     from ..report.pages import write_pages
     from ..results import read_result
+    from ..staging import check_inputs_kept
 
     if args.source:
         raise ValueError("--source is for --experiment main (the sentence features of Fig. S7), not for result files")
+    reads = [("RESULT", path) for path in args.results]
+    check_inputs_kept([("--out", Path(args.out) / "index.html")], reads)  # before any work; every page below
     results = [read_result(path) for path in args.results]
     reports = [model_report(result, args.datasets, seed=args.seed, source=Path(path).name)
                for result, path in zip(results, args.results)]
     reports += across_results(results, args.datasets)
-    paths = write_pages(reports, args.out)
+    paths = write_pages(reports, args.out, reads)
     for report, path in zip(reports, paths):
         missing = [i["id"] for i in report["items"] if i.get("unavailable")]
         print(f"{path}: {report['title']}: {len(report['items']) - len(missing)} items"

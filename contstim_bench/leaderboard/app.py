@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import sys
 from pathlib import Path
 
 import pandas as pd
@@ -275,7 +276,8 @@ def create_app(results_dir: str | os.PathLike | None = None, allow_eval: bool | 
         rescore = os.environ.get(ENV_RESCORE, "1") not in ("0", "false", "no")
     if queue_dir is None and os.environ.get(ENV_QUEUE):
         queue_dir = Path(os.environ[ENV_QUEUE])
-    entries = load_entries(results_dir, validate=True, datasets_dir=datasets_dir, rescore=rescore)
+    entries = load_entries(results_dir, validate=True, datasets_dir=datasets_dir, rescore=rescore,
+                           log=lambda msg: print(msg, file=sys.stderr))
     results = [c.result for c in entries]
     rows = grouped_rows(entries)
     labels = [panel_label(e, c) for e, c in panels(results)]

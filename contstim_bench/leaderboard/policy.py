@@ -35,13 +35,15 @@ UNVERIFIED_NOTE = (
 
 
 def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets_dir=None, rescore: bool = True,
-                 tolerance: float = RESCORE_TOLERANCE, options=None, log=None, models_folder=None) -> list[Checked]:
-    """Every ``*.json`` of ``results_dir`` (sorted by file name), validated and, with ``rescore``,
-    verified (:func:`.verification.validate_and_rescore`).
+                 tolerance: float = RESCORE_TOLERANCE, options=None, log=None, models_folder=None,
+                 strict: bool = False) -> list[Checked]:
+    """The valid ``*.json`` of ``results_dir`` (sorted by file name), validated and, with
+    ``rescore``, verified (:func:`.verification.validate_and_rescore`).
 
-    ValidationError names every refused file (all files are checked first, so one bad file
-    never hides another).  With ``validate=False`` nothing is checked and every entry is
-    unverified.
+    A refused file is left out and named, with every problem, through ``log`` (all files are
+    checked, so one bad file never hides or stops another); ValidationError when no file is valid,
+    or, with ``strict`` (what ``push`` asks: a published folder holds no refused file), when any
+    file is refused.  With ``validate=False`` nothing is checked and every entry is unverified.
     """
     folder = Path(results_dir)
     paths = result_paths(folder)
@@ -51,10 +53,16 @@ def load_entries(results_dir: str | os.PathLike, validate: bool = True, datasets
     checked = validate_and_rescore(paths, datasets_dir=datasets_dir, rescore_models=rescore, tolerance=tolerance,
                                    options=options, log=log, models_folder=models_folder)
     bad = [c for c in checked if not c.ok]
-    if bad:
+    good = [c for c in checked if c.ok]
+    if bad and (strict or not good):
         problems = [f"{Path(c.source).name}: {p}" for c in bad for p in c.problems]
-        raise ValidationError(str(folder), problems + [f"({len(bad)} refused file(s) in {folder}; the others are valid)"])
-    return checked
+        what = "the others are valid" if good else "no file is valid"
+        raise ValidationError(str(folder), problems + [f"({len(bad)} refused file(s) in {folder}; {what})"])
+    for c in bad:
+        if log is not None:
+            log(f"leaderboard: refused {Path(c.source).name}, not listed: " + "; ".join(c.problems[:5])
+                + (f" (and {len(c.problems) - 5} more)" if len(c.problems) > 5 else ""))
+    return good
 
 
 def grouped_rows(entries: Sequence[Checked]) -> list[dict]:

@@ -63,9 +63,10 @@ Load the table with `datasets.load_dataset("{repo_id}", "leaderboard")`.
 def stage(results_dir: str | os.PathLike, repo_id: str, out_dir: str | os.PathLike, validate: bool = True, datasets_dir=None,
           rescore: bool = True, tolerance: float = RESCORE_TOLERANCE, options=None, models_folder=None) -> Path:
     """Write the repository's content (card, CSV, results/) into ``out_dir``; returns it.
-    Entries are validated and verified by :func:`.policy.load_entries`."""
+    Entries are validated and verified by :func:`.policy.load_entries`; a folder with a refused file
+    is not published (ValidationError names it)."""
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
-                           tolerance=tolerance, options=options, models_folder=models_folder)
+                           tolerance=tolerance, options=options, models_folder=models_folder, strict=True)
     loaded = [(Path(c.source), c.result) for c in entries]
     out = Path(out_dir)
     (out / "results").mkdir(parents=True, exist_ok=True)

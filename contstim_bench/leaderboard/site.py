@@ -341,8 +341,9 @@ def build_site(
     """Render the site of ``results_dir`` into ``out_dir``; returns ``out_dir``.
 
     Entries come from :func:`.policy.load_entries`: validated and, with ``rescore`` (the
-    default), re-scored from their model specs; refused files raise ValidationError naming every
-    one; unverified entries get their own tables.  ``out_dir`` is replaced when it is a previous
+    default), re-scored from their model specs; a refused file is named through ``log`` with its
+    problems and left out (ValidationError when no file is valid); unverified entries get their
+    own tables.  ``out_dir`` is replaced when it is a previous
     site (has an ``index.html``) or empty; any other existing path raises ValueError (a typo
     never deletes a folder).
     """

@@ -110,13 +110,18 @@ def index_page(reports: list[dict], files: list[str]) -> str:
     return page("contstim-bench report", "".join(body))
 
 
-def write_pages(reports: list[dict], out_dir: str | os.PathLike) -> list[Path]:
-    """Write a page per report and ``index.html`` into ``out_dir``; returns the paths (index last)."""
+def write_pages(reports: list[dict], out_dir: str | os.PathLike, reads=()) -> list[Path]:
+    """Write a page per report and ``index.html`` into ``out_dir``; returns the paths (index last).
+    ValueError, before anything is written, when one of them is one of the inputs ``reads``
+    (``(flag, path)`` pairs: :func:`~contstim_bench.staging.check_inputs_kept`)."""
+    from ..staging import check_inputs_kept
+
     if not reports:
         raise ValueError("no result to report")
     out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     files = _file_names(reports)
+    check_inputs_kept([("--out", out / name) for name in [*files, "index.html"]], reads)
+    out.mkdir(parents=True, exist_ok=True)
     paths = []
     for report, name in zip(reports, files):
         path = out / name

@@ -53,6 +53,7 @@ from ..analysis.accuracy import TIES
 from ..analysis.inference import ALPHA
 from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
+from ..scoring.credentials import refuse_credentials
 from ..names import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, name_problem, shown
 from ..study import EXPERIMENTS
 from .files import FILE_FORMATS, file_problems
@@ -266,9 +267,16 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
         _field(model, "spec_typed", str, "result.model", problems, optional=True)
         for key in ("name", "spec", "spec_typed"):  # what the leaderboard shows as the model's name
             text = model.get(key)
-            limit = MAX_NAME_LENGTH if key == "name" else MAX_TEXT_LENGTH
+            # a model named by its spec (contstim evaluate's default) is held to the spec's limit
+            named_by_spec = key == "name" and text in (model.get("spec"), model.get("spec_typed"))
+            limit = MAX_NAME_LENGTH if key == "name" and not named_by_spec else MAX_TEXT_LENGTH
             problem = name_problem(text, limit) if isinstance(text, str) else None
             problems.check(problem is None, f"result.model.{key}", f"{shown(text) if problem else ''} {problem}")
+            if key != "name" and problem is None and isinstance(text, str):
+                try:  # a submitted spec never carries a credential: it would be published
+                    refuse_credentials(text)
+                except ValueError as exc:
+                    problems.append(f"result.model.{key}: {exc}")
         _field(model, "method", str, "result.model", problems)
         for key in ("fingerprint", "revision", "dtype", "device"):
             _field(model, key, "str?", "result.model", problems, optional=key in ("revision", "dtype", "device"))

@@ -13,27 +13,62 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 SECRET_NAMES = frozenset({
-    "api_key", "apikey", "api-key", "key", "token", "auth_token", "access_token", "hf_token",
-    "use_auth_token", "secret", "client_secret", "password", "passwd", "header", "headers",
-    "authorization", "bearer", "credential", "credentials", "subscription-key",
+    "api_key", "apikey", "key", "token", "auth", "auth_token", "access_token", "hf_token", "use_auth_token",
+    "secret", "client_secret", "password", "passwd", "pwd", "header", "headers", "authorization", "bearer",
+    "credential", "credentials", "subscription_key", "cookie", "cookies", "session", "session_id", "sessionid",
+    "code", "sig", "signature", "x_amz_signature", "x_amz_credential", "x_amz_security_token", "x_goog_signature",
+    "x_goog_credential", "private_key", "privatekey", "otp",
 })
-"""Option (and URL query parameter) names that carry a credential, compared in lower case;
-names ending in ``_api_key``, ``_secret`` or ``_password`` too."""
+"""The one list of option (and URL query parameter) names that carry a credential, compared after
+:func:`normalise_name` (fully percent-decoded, NFKC, case-folded, ``-``, ``.`` and spaces as ``_``)."""
 
-_URL = re.compile(r"[a-z][a-z0-9+.-]*://[^\s&]+", re.IGNORECASE)
+SECRET_ENDINGS = ("token", "secret", "password", "passwd", "api_key", "apikey", "_key", "private_key",
+                  "signature", "credential", "credentials", "cookie")
+"""Name endings that carry a credential (``access-token``, ``apitoken``, ``bearer_token``,
+``aws_secret_access_key``, ...), except a special token's name (:data:`SPECIAL_TOKENS`)."""
+
+SPECIAL_TOKENS = frozenset({"bos", "eos", "pad", "unk", "sep", "cls", "mask", "start", "prefix", "end"})
+"""Words before ``token`` that make a model argument name a special token, not a credential
+(``add_bos_token``, ``pad_token``)."""
+
+_URL = re.compile(r"(?:[a-z][a-z0-9+.-]*:)?//[^\s&]+", re.IGNORECASE)
+
+
+def decoded(text: str, rounds: int = 8) -> str:
+    """``text`` percent-decoded until it no longer changes (``%255F`` -> ``%5F`` -> ``_``)."""
+    for _ in range(rounds):
+        new = unquote(text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+def normalise_name(name: str) -> str:
+    """An option name as it is compared: fully percent-decoded, NFKC, case-folded, with ``-``, ``.``
+    and whitespace as ``_``."""
+    text = unicodedata.normalize("NFKC", decoded(name)).casefold().strip()
+    return re.sub(r"[-.\s]+", "_", text)
 
 ENV_HINT = ("credentials are read from the environment by the backend (e.g. OPENAI_API_KEY for "
             "lm-eval's completions backends), never from a model spec, which is written to result files")
 
 
 def secret_name(name: str) -> bool:
-    """Whether an option or query-parameter name carries a credential (see :data:`SECRET_NAMES`)."""
-    low = name.strip().lower()
-    return low in SECRET_NAMES or low.endswith(("_api_key", "_secret", "_password", "-key"))
+    """Whether an option or query-parameter name carries a credential (:data:`SECRET_NAMES`,
+    :data:`SECRET_ENDINGS`), after :func:`normalise_name`."""
+    low = normalise_name(name)
+    if low in SECRET_NAMES:
+        return True
+    words = low.split("_")
+    if low.endswith("token") and len(words) > 1 and words[-1] == "token" and words[-2] in SPECIAL_TOKENS:
+        return False
+    return low.endswith(SECRET_ENDINGS)
 
 
 def _url_problem(url: str) -> str | None:
@@ -45,7 +80,7 @@ def _url_problem(url: str) -> str | None:
         return "a URL with a user name or password"
     for name, _ in parse_qsl(parts.query, keep_blank_values=True):
         if secret_name(name):
-            return f"a URL query parameter {name!r}"
+            return f"a URL query parameter named like a credential ({normalise_name(name)[:40]!r})"
     return None
 
 
@@ -60,8 +95,10 @@ def refuse_credentials(text: str, options: Mapping[str, str] | None = None) -> N
             pairs = []
     for name, _ in pairs:
         if secret_name(name):
-            raise ValueError(f"model spec option {name!r} would carry a credential into result files; {ENV_HINT}")
-    for match in (m for t in (text, *(v for _, v in pairs)) for m in _URL.finditer(t)):  # raw and decoded
+            raise ValueError(f"model spec option {normalise_name(name)[:40]!r} would carry a credential into result "
+                             f"files; {ENV_HINT}")
+    texts = (text, decoded(text), *(decoded(v) for _, v in pairs))
+    for match in (m for t in texts for m in _URL.finditer(t)):  # raw and fully decoded
         problem = _url_problem(match.group(0))
         if problem:
             raise ValueError(f"model spec has {problem}, which would carry a credential into result files; {ENV_HINT}")

@@ -19,7 +19,7 @@ from types import MappingProxyType
 from typing import Mapping
 from urllib.parse import parse_qsl
 
-from ..names import MAX_TEXT_LENGTH, check_name
+from ..names import MAX_TEXT_LENGTH, check_name, shown, unsafe_characters
 from .credentials import refuse_credentials
 
 
@@ -125,6 +125,11 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
                 raise ValueError(f"empty option name in model spec {spec!r}")
             if key in options:
                 raise ValueError(f"option {key!r} given twice in model spec {spec!r}")
+            bad = unsafe_characters(key) + unsafe_characters(value)
+            if bad:  # percent-encoded: the check of the raw text above did not see them
+                raise ValueError(f"model spec option {shown(key)} holds, once percent-decoded, "
+                                 f"{', '.join(dict.fromkeys(bad))}: a spec may not hold control, invisible or "
+                                 "blank-looking characters")
             options[key] = value
     return kind, target, options
 
