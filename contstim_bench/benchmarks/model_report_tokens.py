@@ -35,7 +35,13 @@ def model_token_counter(result: dict) -> tuple[TokenCounter | None, str]:
     except (OSError, ValueError, ImportError, RuntimeError) as exc:
         return None, f"the model's tokenizer cannot be loaded here ({str(exc).splitlines()[0][:200]})"
     counter = scorer_token_counter(scorer)
-    return counter, "" if counter is not None else f"{name} has no word pieces (a word-level model)"
+    if counter is None:
+        return None, f"{name} has no word pieces (a word-level model)"
+    try:
+        counter(["A sentence."])  # a backend that cannot count its tokens here says why (a served model)
+    except (OSError, ValueError, ImportError, RuntimeError) as exc:
+        return None, f"the model's tokens cannot be counted here ({str(exc).splitlines()[0][:200]})"
+    return counter, ""
 
 
 def token_count_items(result: dict, datasets_dir: str | os.PathLike | None = None, seed: int = 0) -> list[dict]:

@@ -156,6 +156,24 @@ class HarnessScorer(Scorer):
         })
         return d
 
+    # ------------------------------------------------------------------------------ tokens
+    def context_length(self) -> int | None:
+        """The backend's context in tokens (a transformers backend's ``max_length``); None for the
+        others."""
+        from lm_eval.models.huggingface import HFLM
+
+        return int(self.lm.max_length) if isinstance(self.lm, HFLM) else None
+
+    def token_lengths(self, sentences) -> list[int]:
+        """Tokens of each sentence as the backend scores it: its Hugging Face tokenizer's pieces and
+        the start token (the prefix of an empty context), as ``hf-causal`` counts them.  ValueError
+        for a backend without such a tokenizer (a served model that tokenises on its server)."""
+        tok = _hf_tokenizer(self.lm)
+        if tok is None:
+            raise ValueError(f"{self.spec}: the backend {self.model_type!r} has no Hugging Face tokenizer here, so "
+                             "its tokens cannot be counted (give tokenizer_backend=huggingface and tokenizer=...)")
+        return [len(ids) + 1 for ids in tok(list(sentences), add_special_tokens=False)["input_ids"]]
+
     # ------------------------------------------------------------------------------ backend
     @property
     def lm(self):

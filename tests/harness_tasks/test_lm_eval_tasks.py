@@ -153,6 +153,7 @@ def test_import_lm_eval_validates_and_renders(lm_eval_run, datasets, tmp_path, c
     pages = list((tmp_path / "pages").glob("*.html"))
     html = "".join(p.read_text() for p in pages)
     assert len(pages) == 2 and "<th>accuracy SE</th>" in html and "<th>pll SRCS SE</th>" in html
+    assert "has no word pieces" not in html  # Table S2 counts the lm-eval backend's tokens
 
 
 def _copy_run(run: Path, tmp_path: Path) -> tuple[Path, Path, Path]:
@@ -215,6 +216,12 @@ def test_simple_evaluate_gives_the_numbers_of_contstim_evaluate(tasks, datasets,
     ours = evaluate(f"hf-causal:{folder}", ["contstim.pll"], options=RunOptions(cache=False, progress=False),
                     datasets_dir=datasets, log=lambda msg: None)["contstim.pll"]
     reported = out["results"]["contstim_pll"]
+    from contstim_bench.scoring.registry import load_scorer
+
+    sentences = ["The cat sat on the mat.", "Colorless green ideas sleep furiously."]
+    harness = load_scorer(f"lm-eval:hf?pretrained={folder}", cache=False, progress=False)
+    causal = load_scorer(f"hf-causal:{folder}", cache=False, progress=False)
+    assert harness.token_lengths(sentences) == causal.token_lengths(sentences)  # Table S2 of an lm-eval result
     assert reported["acc_stderr,none"] == ours["experiments"]["pll"]["all"]["accuracy_stderr"]
     _assert_same_numbers(reported, ours, "simple_evaluate")
     assert np.isfinite(reported["srcs,none"])
