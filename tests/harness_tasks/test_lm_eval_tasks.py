@@ -225,3 +225,13 @@ def test_simple_evaluate_gives_the_numbers_of_contstim_evaluate(tasks, datasets,
     assert reported["acc_stderr,none"] == ours["experiments"]["pll"]["all"]["accuracy_stderr"]
     _assert_same_numbers(reported, ours, "simple_evaluate")
     assert np.isfinite(reported["srcs,none"])
+
+
+def test_a_task_without_its_data_says_how_to_build_it(datasets):
+    """The main experiment's results file is absent from the shared data: its task's documents
+    cannot be read, and the error says how to build the dataset."""
+    from contstim_bench.harness_tasks.hooks import docs
+
+    with pytest.raises(FileNotFoundError, match=r"build it with `contstim data build --only contstim`"):
+        docs("contstim.main", datasets)
+    assert len(docs("contstim.pll", datasets)["test"]) == 132  # one document per sentence pair
