@@ -150,6 +150,24 @@ def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems
     problems.check(_is_num(value) and value >= 0, f"{path}.{key}", f"expected a finite number >= 0, got {value!r}")
 
 
+def _check_text_lengths(value, path: str, problems: _Problems, depth: int = 0) -> None:
+    """Every string (keys included) in ``value`` at most :data:`~contstim_bench.names.MAX_TEXT_LENGTH`
+    characters, so that whatever a door shows of a submission stays bounded in time and memory."""
+    if isinstance(value, str):
+        if len(value) > MAX_TEXT_LENGTH:
+            problems.append(f"{path}: {shown(value)} is longer than the {MAX_TEXT_LENGTH} characters a shown text "
+                            "may have")
+    elif isinstance(value, dict) and depth < 8:
+        for key, item in value.items():
+            if isinstance(key, str) and len(key) > MAX_TEXT_LENGTH:
+                problems.append(f"{path}: a key {shown(key)} is longer than {MAX_TEXT_LENGTH} characters")
+                continue
+            _check_text_lengths(item, f"{path}.{key}", problems, depth + 1)
+    elif isinstance(value, list) and depth < 8:
+        for i, item in enumerate(value[:1000]):
+            _check_text_lengths(item, f"{path}[{i}]", problems, depth + 1)
+
+
 COMPARISON_FIELDS = {
     "basis": str, "selection": str, "n_trials": "int", "n_units": "int",
     **{f"{m}{suffix}": kind for m in ("accuracy", "srcs") for suffix, kind in
@@ -297,6 +315,9 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
         for section in spec["sections"]:
             _field(result, section, dict, "result", problems)
     check_provenance(result, "result", problems, fp)
+    for section in ("model", "provenance"):  # every other string a page or table may show: bounded
+        if isinstance(result.get(section), dict):
+            _check_text_lengths(result[section], f"result.{section}", problems)
     return list(problems)
 
 

@@ -283,3 +283,16 @@ def test_add_takes_the_folder_evaluate_output_writes(tmp_path, datasets, capsys)
     assert cli_main(["leaderboard", "add", str(out), "--results", str(tmp_path / "board"), "--no-rescore",
                      "--datasets", str(datasets)]) == 0
     assert "added 'electra'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("where", [("model", "method"), ("model", "zz_extra"), ("model", "device"),
+                                   ("provenance", "git_commit")])
+def test_every_other_shown_string_is_bounded(where):
+    """Not only the name: any string of the model block or the provenance (what the site's model
+    page shows) is at most 500 characters, refused by name with 60 of them shown."""
+    section, key = where
+    result = copy.deepcopy(shipped("bert"))
+    result[section][key] = "y" * 5_000
+    problems = [p for p in result_problems(result, dataset="contstim") if "longer than the 500" in p]
+    assert problems == [f"result.{section}.{key}: {'y' * 60!r}"[:-1] + "...' (5,000 characters) is longer than the "
+                        "500 characters a shown text may have"]
