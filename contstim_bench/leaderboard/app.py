@@ -113,6 +113,16 @@ BOARD_COLUMNS = {
 """The columns of the tables the page shows (the site's), for the legend under them."""
 
 
+def md_code(text: str) -> str:
+    """``text`` as one Markdown code span, whatever backticks it holds (a fence longer than its
+    longest run of backticks, padded with spaces), so a submitted name cannot end the span."""
+    import re
+
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    return f"{fence} {text} {fence}" if longest else f"`{text}`"
+
+
 def default_results_dir() -> Path:
     env = os.environ.get(ENV_RESULTS)
     if env:
@@ -211,7 +221,7 @@ def submit_file(path, results_dir: Path, datasets_dir=None, queue_dir: Path | No
         items = "\n".join(f"- {p}" for p in checked.problems)
         return f"**Refused**: the submission is invalid.\n\n{items}"
     name, rev = checked.key
-    text = f"**Valid**: model `{name}` (revision `{rev[:12]}`); every score matches its log-probabilities."
+    text = f"**Valid**: model {md_code(name)} (revision {md_code(rev[:12])}); every score matches its log-probabilities."
     if checked.verified:
         text += f" **Verified**: {checked.verification.removeprefix('verified: ')}."
     else:

@@ -296,3 +296,10 @@ def test_every_other_shown_string_is_bounded(where):
     problems = [p for p in result_problems(result, dataset="contstim") if "longer than the 500" in p]
     assert problems == [f"result.{section}.{key}: {'y' * 60!r}"[:-1] + "...' (5,000 characters) is longer than the "
                         "500 characters a shown text may have"]
+
+
+def test_the_app_shows_a_name_with_backticks_as_one_code_span():
+    from contstim_bench.leaderboard.app import md_code
+
+    assert md_code("gpt2") == "`gpt2`"
+    assert md_code("a`**b**`c") == "`` a`**b**`c ``" and md_code("x``y") == "``` x``y ```"
