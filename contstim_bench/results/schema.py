@@ -317,7 +317,9 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
     check_provenance(result, "result", problems, fp)
     for section in ("model", "provenance"):  # every other string a page or table may show: bounded
         if isinstance(result.get(section), dict):
-            _check_text_lengths(result[section], f"result.{section}", problems)
+            rest = {k: v for k, v in result[section].items()  # name and specs are checked above
+                    if not (section == "model" and k in ("name", "spec", "spec_typed"))}
+            _check_text_lengths(rest, f"result.{section}", problems)
     return list(problems)
 
 
