@@ -29,8 +29,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     t.add_argument("--out", metavar="DIR",
-                   help="folder to write (default: ~/.cache/contstim_bench/lm_eval_tasks); a folder of other "
-                        "files is refused")
+                   help="folder to write (default: ~/.cache/contstim_bench/lm_eval_tasks); a folder written "
+                        "before is replaced whole, a folder of other files is refused")
     t.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     t.set_defaults(func=_tasks)
     m = actions.add_parser(

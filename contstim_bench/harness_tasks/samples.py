@@ -180,8 +180,15 @@ def import_run(folder: str | os.PathLike, *, tasks: list[str] | None = None, nam
     results_path, results, found = find_run(folder, tasks)
     scorer = run_scorer(results_path, results, found)
     benchmarks = [cfg["metadata"]["contstim_benchmark"] for cfg in found.values()]
-    return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name,
-                    options=RunOptions(cache=False, progress=False), output=output, log=log)
+    try:
+        return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name,
+                        options=RunOptions(cache=False, progress=False), output=output, log=log)
+    except ValueError as exc:
+        if "have no given log-probability" not in str(exc):
+            raise
+        files = ", ".join(t["samples_file"] for t in scorer.details["lm_eval"]["tasks"].values())
+        raise ValueError(f"the samples of {results_path.parent} ({files}) are incomplete: {exc}; the run was cut "
+                         "short or its samples file was truncated: run lm_eval again with --log_samples") from None
 
 
 def describe_run(result: dict) -> str:

@@ -176,7 +176,7 @@ def test_import_refuses_a_bad_run(lm_eval_run, datasets, tmp_path):
     with pytest.raises(ValueError, match=r"line 4: log-likelihood of .* is nan, not a finite value <= 0"):
         import_run(run, datasets_dir=datasets)
     samples.write_text("\n".join(lines[:-1]) + "\n")  # one pair short
-    with pytest.raises(ValueError, match="have no given log-probability"):
+    with pytest.raises(ValueError, match=r"samples_contstim_pll_.*\.jsonl\) are incomplete: .* have no given"):
         import_run(run, datasets_dir=datasets)
     samples.unlink()
     with pytest.raises(FileNotFoundError, match="without --log_samples"):
