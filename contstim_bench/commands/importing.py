@@ -38,18 +38,15 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _lm_eval(args) -> int:
-    from ..harness_tasks.samples import describe_run, find_run, import_run
+    from ..harness_tasks.samples import describe_run, evaluate_run, read_run
     from ..results.io import default_output
 
+    scorer, benchmarks, results_path = read_run(args.folder, args.task)  # read once
     output = args.output
     if output is None:
-        path, _, found = find_run(args.folder, args.task)
-        from ..harness_tasks.samples import run_scorer
-
-        spec = run_scorer(path, _, found).spec
-        output = default_output(spec) if len(found) == 1 else default_output(spec).with_suffix("")
-    results = import_run(args.folder, tasks=args.task, name=args.name, datasets_dir=args.datasets, output=output,
-                         log=lambda msg: print(msg, file=sys.stderr))
+        output = default_output(scorer.spec) if len(benchmarks) == 1 else default_output(scorer.spec).with_suffix("")
+    results = evaluate_run(scorer, benchmarks, results_path, name=args.name, datasets_dir=args.datasets,
+                           output=output, log=lambda msg: print(msg, file=sys.stderr))
     for ident, result in results.items():
         (entries,) = result["experiments"].values()
         e = entries["all"]

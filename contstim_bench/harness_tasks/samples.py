@@ -169,17 +169,23 @@ def run_scorer(results_path: Path, results: dict, tasks: dict[str, dict]):
     return GivenScores(logprobs, spec=spec, method="causal", details=details)
 
 
-def import_run(folder: str | os.PathLike, *, tasks: list[str] | None = None, name: str | None = None,
-               datasets_dir: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
-               log=None) -> dict[str, dict]:
-    """{benchmark identifier: contstim result} of the newest lm-eval run in ``folder`` (its contstim
-    tasks, or those named in ``tasks``), evaluated by the one driver; written to ``output`` by its
-    convention (a ``.json`` file for one benchmark, else a folder)."""
-    from ..driver import RunOptions, evaluate
-
+def read_run(folder: str | os.PathLike, tasks: list[str] | None = None):
+    """(the :class:`~contstim_bench.scoring.given.GivenScores` of the newest lm-eval run in
+    ``folder``, its benchmark identifiers, its results file): the run read once (its contstim tasks,
+    or those named in ``tasks``)."""
     results_path, results, found = find_run(folder, tasks)
     scorer = run_scorer(results_path, results, found)
-    benchmarks = [cfg["metadata"]["contstim_benchmark"] for cfg in found.values()]
+    return scorer, [cfg["metadata"]["contstim_benchmark"] for cfg in found.values()], results_path
+
+
+def evaluate_run(scorer, benchmarks: list[str], results_path: Path, *, name: str | None = None,
+                 datasets_dir: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
+                 log=None) -> dict[str, dict]:
+    """{benchmark identifier: contstim result} of a run read by :func:`read_run`, evaluated by the
+    one driver; written to ``output`` by its convention (a ``.json`` file for one benchmark, else a
+    folder).  ValueError names the samples files of a run whose samples lack sentences."""
+    from ..driver import RunOptions, evaluate
+
     try:
         return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name,
                         options=RunOptions(cache=False, progress=False), output=output, log=log)
@@ -189,6 +195,16 @@ def import_run(folder: str | os.PathLike, *, tasks: list[str] | None = None, nam
         files = ", ".join(t["samples_file"] for t in scorer.details["lm_eval"]["tasks"].values())
         raise ValueError(f"the samples of {results_path.parent} ({files}) are incomplete: {exc}; the run was cut "
                          "short or its samples file was truncated: run lm_eval again with --log_samples") from None
+
+
+def import_run(folder: str | os.PathLike, *, tasks: list[str] | None = None, name: str | None = None,
+               datasets_dir: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
+               log=None) -> dict[str, dict]:
+    """:func:`evaluate_run` of :func:`read_run`: the newest lm-eval run in ``folder`` as contstim
+    results."""
+    scorer, benchmarks, results_path = read_run(folder, tasks)
+    return evaluate_run(scorer, benchmarks, results_path, name=name, datasets_dir=datasets_dir, output=output,
+                        log=log)
 
 
 def describe_run(result: dict) -> str:
