@@ -28,23 +28,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     e.add_argument("folder", metavar="OUTPUT_DIR", help="lm-eval's --output_path folder")
     e.add_argument("--task", action="append", metavar="TASK",
                    help="import only this task of the run (repeatable; default: every contstim task of it)")
-    e.add_argument("--name", help="model name in the result (default: its spec, as contstim evaluate names a model)")
+    e.add_argument("--name", help="model name in the result (default: the last component of the run's pretrained "
+                                  "argument, e.g. the model's folder name)")
     e.add_argument("--output", metavar="FILE.json|DIR",
-                   help="result file (one task) or folder of <benchmark>.json (default: results/<spec>.json, or "
-                        "results/<spec>/ for several tasks)")
+                   help="result file (one task) or folder of <benchmark>.json (default: results/<name>.json, or "
+                        "results/<name>/ for several tasks)")
     e.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     e.set_defaults(func=_lm_eval)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 
 
 def _lm_eval(args) -> int:
-    from ..harness_tasks.samples import describe_run, evaluate_run, read_run
+    from ..harness_tasks.samples import describe_run, evaluate_run, read_run, run_name
     from ..results.io import default_output
 
     scorer, benchmarks, results_path = read_run(args.folder, args.task)  # read once
     output = args.output
     if output is None:
-        output = default_output(scorer.spec) if len(benchmarks) == 1 else default_output(scorer.spec).with_suffix("")
+        stem = args.name or run_name(scorer)
+        output = default_output(stem) if len(benchmarks) == 1 else default_output(stem).with_suffix("")
     results = evaluate_run(scorer, benchmarks, results_path, name=args.name, datasets_dir=args.datasets,
                            output=output, log=lambda msg: print(msg, file=sys.stderr))
     for ident, result in results.items():

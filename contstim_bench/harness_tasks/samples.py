@@ -178,16 +178,28 @@ def read_run(folder: str | os.PathLike, tasks: list[str] | None = None):
     return scorer, [cfg["metadata"]["contstim_benchmark"] for cfg in found.values()], results_path
 
 
+def run_name(scorer) -> str:
+    """The name an imported run's model gets unless one is given: the last component of its
+    ``pretrained`` argument (a local folder ``/x/smollm2-135m-0.1.2-c3`` is ``smollm2-135m-0.1.2-c3``;
+    a Hub id ``org/model`` is kept whole), else its backend; the spec, which holds the whole path,
+    would make every page heading and file name as long."""
+    pretrained = scorer.details.get("model_args", {}).get("pretrained")
+    if not pretrained:
+        return scorer.details.get("backend") or scorer.spec
+    path = Path(pretrained)
+    return path.name if path.is_absolute() or path.exists() else pretrained
+
+
 def evaluate_run(scorer, benchmarks: list[str], results_path: Path, *, name: str | None = None,
                  datasets_dir: str | os.PathLike | None = None, output: str | os.PathLike | None = None,
                  log=None) -> dict[str, dict]:
     """{benchmark identifier: contstim result} of a run read by :func:`read_run`, evaluated by the
-    one driver; written to ``output`` by its convention (a ``.json`` file for one benchmark, else a
+    one driver, the model named ``name`` (default :func:`run_name`); written to ``output`` by its convention (a ``.json`` file for one benchmark, else a
     folder).  ValueError names the samples files of a run whose samples lack sentences."""
     from ..driver import RunOptions, evaluate
 
     try:
-        return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name,
+        return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name or run_name(scorer),
                         options=RunOptions(cache=False, progress=False), output=output, log=log)
     except ValueError as exc:
         if "have no given log-probability" not in str(exc):

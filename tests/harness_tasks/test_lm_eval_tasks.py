@@ -144,6 +144,7 @@ def test_import_lm_eval_validates_and_renders(lm_eval_run, datasets, tmp_path, c
     assert model["lm_eval"]["version"] == "0.4.13" and model["backend"] == "hf" and model["dtype"] == "float32"
     assert model["lm_eval"]["tasks"]["contstim_pll"]["version"] == "1.1"
     assert model["model_args"]["softmax_dtype"] == "float64"
+    assert model["name"] == Path(model["model_args"]["pretrained"]).name  # the folder's name, not the long spec
     _assert_same_numbers(_results(lm_eval_run), result, "import")
     (tmp_path / "board").mkdir()
     assert cli_main(["leaderboard", "validate", str(out), "--results", str(tmp_path / "board")]) == 0
