@@ -102,6 +102,34 @@ def _token_counts(experiment: str, datasets_dir, counters: Mapping[str, TokenCou
     return item
 
 
+MAIN_ITEMS = ("S3", "S4a", "S4b", "S5", "S6", "S7a", "S7b", "S8a", "T1", "T2", "T3")
+"""The items of the ``main`` experiment that need its human trials (every one but ``TS2``)."""
+
+
+def _without_trials(experiment: str, datasets_dir, seed: int, token_counters, missing: str) -> dict:
+    """The report of the main experiment built without its results file: Table S2 (the published
+    triplets and the reference models' log-probabilities; no human data) where a tokenizer loads,
+    and every other item named in ``skipped`` with its reason."""
+    from ..data.load import dataset_folder
+
+    if not (dataset_folder(DATASET, datasets_dir) / "sentences" / f"{experiment}.parquet").is_file():
+        raise FileNotFoundError(missing)  # no contstim dataset at all: nothing to make
+    why = f"needs the main experiment's human trials, which were not built: {missing}"
+    skipped = {id_: why for id_ in MAIN_ITEMS}
+    skipped["S3"] = ("the 90 randomly sampled natural pairs are paired only in the main experiment's results file "
+                     f"(the stimuli and log-probabilities are here, the pairing is not): {missing}")
+    skipped["S8a"] = f"the PLL read-outs of the main experiment come with its results file: {missing}"
+    token_counts = _token_counts(experiment, datasets_dir, token_counters, skipped)
+    return {
+        "experiment": experiment,
+        "unit": None,
+        "seed": seed,
+        "models": {m: MODEL_DESCRIPTIONS.get(m, m) for m in reference_logprobs(experiment, datasets_dir)},
+        "items": [token_counts] if token_counts is not None else [],
+        "skipped": skipped,
+    }
+
+
 def paper_report(experiment: str, datasets_dir: str | os.PathLike | None = None, seed: int = 0,
                  source: str | os.PathLike | None = None,
                  token_counters: Mapping[str, TokenCounter] | None = None) -> dict:
@@ -110,9 +138,16 @@ def paper_report(experiment: str, datasets_dir: str | os.PathLike | None = None,
     ``source``: the raw-data folder for the sentence features of Fig. S7 (default resolution
     otherwise); ``token_counters``: reference model -> token counter for Table S2 (default: the
     paper's Hugging Face tokenizers where they load, :func:`.contstim_golan.reference_token_counters`).
-    FileNotFoundError when the experiment's human data is not built.
+    Without the main experiment's human data (its results file absent from the build), the items
+    that need no human data are made (Table S2) and every other one is named in ``skipped`` with
+    the reason; FileNotFoundError when the ``pll`` experiment's trials are not built.
     """
-    trials, refs = load_experiment(experiment, datasets_dir)
+    try:
+        trials, refs = load_experiment(experiment, datasets_dir)
+    except FileNotFoundError as exc:
+        if experiment != "main":
+            raise
+        return _without_trials(experiment, datasets_dir, seed, token_counters, str(exc))
     models = list(refs)
     prepared = prepare_trials(trials)
     frame = prepared.frame

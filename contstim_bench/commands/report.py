@@ -35,8 +35,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "log-probabilities: main experiment: Fig. S3 (agreement), S4a/b (head-to-head), S5 (accept x reject), "
             "S6, S7a/b (GloVe correlation and word frequency, paired t-tests, BH), S8a (when the results file "
             "carries PLL read-outs), Tables 1-3 (each model's most severe failure); pll experiment: its "
-            "head-to-head matrix, Fig. S8b and Table S1. The main experiment needs its results file: contstim "
-            "data build --main-results FILE."
+            "head-to-head matrix, Fig. S8b and Table S1. Every other item of the main experiment needs its results "
+            "file (contstim data build --main-results FILE); without it, Table S2 is made and every other item is "
+            "named with its reason."
         ),
     )
     p.add_argument("results", nargs="*", metavar="RESULT",

@@ -244,8 +244,10 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
         "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}.files{font-size:0.85em}"
         "</style></head><body>"
         f"<h1>Golan et al. (2023): figures and tables of the {html.escape(exp)} experiment</h1>"
-        f"<p>Computed by contstim-bench from the human trials and the reference models' published "
-        f"log-probabilities (natural log). Models: {models}. Units: {html.escape(report['unit'])}s. "
+        f"<p>Computed by contstim-bench from {'the human trials and ' if report['unit'] else ''}the reference "
+        f"models' published log-probabilities (natural log). Models: {models}. "
+        + (f"Units: {html.escape(report['unit'])}s. " if report["unit"] else "No human trials: only the items that "
+           "need none. ") +
         f"Seed for ties among the most severe failures: {report['seed']}. All numbers: "
         f'<a href="report.json">report.json</a>.</p><ul>{toc}</ul>'
         + "".join(sections)

@@ -271,8 +271,44 @@ def test_pll_report_table_s1_and_fig_s8b(tmp_path):
     assert rows[1]["sentence2"] == "Vegas has to go one strait or another"
 
 
-def test_report_main_without_its_data(tmp_path, capsys):
-    (tmp_path / "ds").mkdir()
-    assert cli_main(["report", "--experiment", "main", "--out", str(tmp_path / "r"),
-                     "--datasets", str(tmp_path / "ds")]) == 1
-    assert "contstim_Aug2021_n100_results_anon.csv" in capsys.readouterr().err
+def test_report_main_without_its_human_file(tmp_path, capsys):
+    """Issue 44: the default build has no main results file; the report makes Table S2 (the
+    published triplets and log-probabilities, no human data) and names every other item with its
+    reason.  Table S2 recounted here by hand with the character counter: for gpt2, the tested
+    synthetic pairs contrasting it with another tokenising model, the accepted sentence the one
+    gpt2 gives the higher log-probability."""
+    from contstim_bench.benchmarks.contstim_golan import reference_logprobs, selected_triplets
+
+    tokenising = ("gpt2", "roberta", "electra", "bert", "xlm")
+    report = paper_report("main", seed=0, token_counters={m: characters for m in tokenising})
+    assert [i["id"] for i in report["items"]] == ["TS2"]
+    assert set(report["skipped"]) == {"S3", "S4a", "S4b", "S5", "S6", "S7a", "S7b", "S8a", "T1", "T2", "T3"}
+    assert "paired only in the main experiment's results file" in report["skipped"]["S3"]
+    assert all("contstim_Aug2021_n100_results_anon.csv" in why for why in report["skipped"].values())
+    assert report["unit"] is None and list(report["models"])[:2] == ["gpt2", "roberta"]
+
+    triplets = selected_triplets("main")
+    lp = reference_logprobs("main")["gpt2"]
+    mine = triplets[((triplets["m1"] == "gpt2") & triplets["m2"].isin(tokenising))
+                    | ((triplets["m2"] == "gpt2") & triplets["m1"].isin(tokenising))]
+    pairs = list(dict.fromkeys(zip(mine["S1"], mine["S2"])))
+    more = equal = fewer = ties = 0
+    for a, b in pairs:
+        if lp[a] == lp[b]:
+            ties += 1
+            continue
+        accepted, rejected = (a, b) if lp[a] > lp[b] else (b, a)
+        more += len(accepted) > len(rejected)
+        equal += len(accepted) == len(rejected)
+        fewer += len(accepted) < len(rejected)
+    row = next(r for r in report["items"][0]["data"]["rows"] if r["model"] == "gpt2")
+    assert row["n_pairs"] == len(pairs) == more + equal + fewer + ties
+    assert (row["accepted_more"], row["equal"], row["rejected_more"], row["model_ties"]) == (more, equal, fewer, ties)
+    assert row["selection"] == "targeted" and more + fewer > 20
+
+    out = tmp_path / "r"
+    assert cli_main(["report", "--experiment", "main", "--out", str(out)]) == 0
+    captured = capsys.readouterr()
+    assert "not produced: S3: the 90 randomly sampled natural pairs are paired only" in captured.err
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "No human trials: only the items that need none." in index and "<h2>Not produced</h2>" in index
