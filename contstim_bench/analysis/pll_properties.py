@@ -9,6 +9,8 @@
   LM's PLL and a causal LM's log-probability (Pearson as the paper, Spearman beside it).
 - :func:`oov_ratio` (Appendix C, Table 2): the share of word occurrences that a tokenizer splits
   into two or more tokens.
+- :func:`inflation_by_position` and :func:`most_inflated` (§2, Figs. 2, 5, 6): per-token values of
+  multi-token words under each PLL metric, by token position and word length.
 
 Their words (``better-mlm-scoring``, ``extract-words.ipynb`` and ``quantify-oov.ipynb``): a
 sentence lower-cased, a trailing ``.`` stripped, split on whitespace (:func:`dataset_words`);
@@ -120,3 +122,38 @@ def oov_ratio(words: Sequence[str], n_tokens: Mapping[str, int]) -> dict:
     total = sum(counts.values())
     return {"n_words": total, "n_split": n_split, "ratio": n_split / total,
             "n_types": len(counts), "n_split_types": len(split)}
+
+
+def inflation_by_position(values: Mapping[str, Sequence[Sequence[float]]], max_tokens: int = 4) -> list[dict]:
+    """The score inflation of multi-token words (Kauf & Ivanova 2023 §2, Figs. 2, 5, 6), over
+    every word: ``values`` maps a PLL metric to each word's per-token log-probabilities (natural
+    log, token order).  One row per (word length in tokens, token position, metric):
+    ``{"n_tokens", "position", "metric", "mean", "n_words"}``, the mean over the words of that
+    length of the value of their token at that position (1-based).  Lengths above
+    ``max_tokens`` are left out (few words; the rows say how many were used)."""
+    rows = []
+    for metric, per_word in values.items():
+        by_length: dict[int, list[Sequence[float]]] = {}
+        for tokens in per_word:
+            if 1 <= len(tokens) <= max_tokens:
+                by_length.setdefault(len(tokens), []).append(tokens)
+        for length in sorted(by_length):
+            words = np.asarray(by_length[length], dtype=np.float64)
+            for k in range(length):
+                rows.append({"n_tokens": length, "position": k + 1, "metric": metric,
+                             "mean": float(words[:, k].mean()), "n_words": int(len(words))})
+    return rows
+
+
+def most_inflated(values: Mapping[str, Sequence[Sequence[float]]], inflated: str = "pll",
+                  adjusted: str = "pll-word-l2r") -> int | None:
+    """Index of the multi-token word whose ``inflated`` score (summed over its tokens) exceeds its
+    ``adjusted`` score the most (ties: the first); None without a multi-token word."""
+    best, index = None, None
+    for i, (a, b) in enumerate(zip(values[inflated], values[adjusted])):
+        if len(a) < 2:
+            continue
+        gap = float(np.sum(a) - np.sum(b))
+        if best is None or gap > best:
+            best, index = gap, i
+    return index

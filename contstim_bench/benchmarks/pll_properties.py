@@ -10,6 +10,8 @@ For one model, on the 1,564 EventsAdapt sentences (the ``eventsadapt`` config of
   :data:`~contstim_bench.analysis.pll_properties.TEMPLATES`), its number of tokens there, and
   its log frequency;
 - the out-of-vocabulary ratio of the model's tokenizer (Table 2);
+- for a masked LM, ``word_tokens``: each word's tokens in the template and every PLL metric's value
+  of each (the per-token score inflation of Figs. 2, 5 and 6);
 - the length and frequency correlations of :mod:`contstim_bench.analysis.pll_properties`.
 
 A masked LM (any ``hf-masked:`` spec; its own ``method`` does not matter) is read out with all
@@ -108,13 +110,22 @@ def read_frequencies(path: str | os.PathLike) -> dict[str, float]:
     return out
 
 
-def _masked_scores(scorer, texts: list[str], spans: list[tuple[int, int]] | None) -> dict[str, list[float]]:
-    """Per PLL metric, the sum of the tokens' values of each text (``spans``: of the word only)."""
+def _masked_scores(scorer, texts: list[str], spans: list[tuple[int, int]] | None,
+                   tokens: dict | None = None) -> dict[str, list[float]]:
+    """Per PLL metric, the sum of the tokens' values of each text (``spans``: of the word only).
+    ``tokens``, when given, receives the word's own tokens (``pieces``: their strings) and each
+    metric's value of each of them (``values``: natural log, in token order): the numbers of
+    Kauf & Ivanova's score-inflation figures (Figs. 2, 5, 6)."""
     where = span_tokens(scorer.tokenizer, texts, spans) if spans is not None else None
     out = {}
     for metric in PLL_METRICS:
         got = scorer.pll_token_logprobs(texts, metric)
         out[metric] = [float(t.values.sum() if where is None else t.values[where[i]].sum()) for i, t in enumerate(got)]
+        if tokens is not None and where is not None:
+            tokens.setdefault("values", {})[metric] = [[float(v) for v in t.values[where[i]]] for i, t in enumerate(got)]
+            if "pieces" not in tokens:
+                tokens["pieces"] = [scorer.tokenizer.convert_ids_to_tokens([t.tokens.content_ids[k] for k in where[i]])
+                                    for i, t in enumerate(got)]
     return out
 
 
@@ -145,8 +156,9 @@ def measure(scorer, sents: Sequence[str], *, template: str = TEMPLATES["my-word-
     texts, spans = [t for t, _ in filled], [s for _, s in filled]
     log(f"pll-properties: {len(sents)} sentences, {len(vocab)} words in {template!r} with {scorer.spec} "
         f"({', '.join(metrics)}) ...")
+    per_token: dict | None = {} if masked else None
     if masked:
-        sent_scores, word_scores = _masked_scores(scorer, sents, None), _masked_scores(scorer, texts, spans)
+        sent_scores, word_scores = _masked_scores(scorer, sents, None), _masked_scores(scorer, texts, spans, per_token)
     else:
         lp = require_logprobs(scorer, "pll-properties")
         sent_scores = {CAUSAL_METRIC: np.asarray(lp.score(sents), dtype=np.float64).tolist()}
@@ -183,6 +195,7 @@ def measure(scorer, sents: Sequence[str], *, template: str = TEMPLATES["my-word-
                   "n_with_frequency": len(with_freq)},
         "oov": oov,
         "analysis": analysis,
+        **({"word_tokens": per_token} if per_token else {}),
     }
 
 

@@ -12,14 +12,18 @@ Report items (``id``, ``kind``, ``title``, ``caption``, ``data``, as
   on the same sentences (Figs. 4, 14-16, 19), when a ``reference`` result of a causal model is
   given;
 - ``KI-T2`` (``oov_table``): the out-of-vocabulary ratio of each result's tokenizer beside the
-  paper's Table 2.
+  paper's Table 2;
+- ``KI-F2`` (``pll_inflation_word``): the score inflation of one multi-token word, each token's
+  value under each PLL metric (Figs. 2, 5, 6, 17), for a masked model's result;
+- ``KI-F2P`` (``pll_inflation_positions``): the same over every word, the mean value of a token by
+  its position in the word, one panel per word length in tokens.
 
 The panels of a causal ``reference`` lead Figs. 3A and 3B, as the GPT-2 panel of the paper.
 Nothing is scored here: every number comes from the results.
 """
 from __future__ import annotations
 
-from ..analysis.pll_properties import score_agreement
+from ..analysis.pll_properties import inflation_by_position, most_inflated, score_agreement
 from .blimp_reference import METHOD_NAMES
 from .pll_properties import CAUSAL_METRIC, FORMAT, SUBTLEX
 
@@ -124,6 +128,48 @@ def oov_rows(results: list[dict]) -> list[dict]:
     return rows
 
 
+def inflation_items(result: dict, label: str, template: str, word: str | None = None) -> tuple[list[dict], dict]:
+    """``(items, skipped)``: Figs. 2 (``KI-F2``: ``word``, default the word PLL-original inflates
+    most over PLL-word-l2r) and ``KI-F2P`` (every word, by token position and word length) from a
+    masked model's ``word_tokens``; the reason for each when the result has none."""
+    tokens = result.get("word_tokens")
+    if tokens is None:
+        why = ("a causal model's result: its words have no per-token PLL values" if CAUSAL_METRIC in result["metrics"]
+               else "the result has no per-token values (written before they were recorded): re-run the benchmark")
+        return [], {"KI-F2": why, "KI-F2P": why}
+    words = _columns(result["words"])["word"]
+    values = tokens["values"]
+    index = words.index(word) if word is not None else most_inflated(values)
+    items, skipped = [], {}
+    if index is None:
+        skipped["KI-F2"] = "no word of the result is split into two or more tokens"
+    else:
+        w = words[index]
+        items.append(_item("KI-F2", "pll_inflation_word", f"Figure 2: score inflation of a multi-token word, {label}",
+                           f"The word \u201c{w}\u201d in the context {template!r}, split into {len(tokens['pieces'][index])} "
+                           "tokens; bars: each token's log-probability (natural log) under each PLL metric, the "
+                           "word's score their sum (in the legend). PLL-original predicts each token seeing the "
+                           "word's other tokens, so their sum is inflated; PLL-word-l2r masks the word's later "
+                           "tokens, PLL-whole-word all of them. Default word: the one PLL-original inflates most "
+                           "over PLL-word-l2r.",
+                           {"word": w, "pieces": tokens["pieces"][index], "template": template,
+                            "values": {m: v[index] for m, v in values.items()},
+                            "labels": {m: metric_label(m) for m in values}}))
+    rows = inflation_by_position(values)
+    if any(r["n_tokens"] > 1 for r in rows):
+        items.append(_item("KI-F2P", "pll_inflation_positions",
+                           f"Score inflation by token position and word length, {label}",
+                           f"Every distinct word of EventsAdapt in the context {template!r}: one panel per word "
+                           "length in tokens (up to 4); x: the token's position in the word; y: its mean "
+                           "log-probability (natural log) over the words of that length, under each PLL metric. "
+                           "PLL-original's later tokens of a word stay as probable as its first; the adjusted "
+                           "metrics pay for the word's first tokens.",
+                           {"rows": rows, "labels": {m: metric_label(m) for m in values}}))
+    else:
+        skipped["KI-F2P"] = "no word of the result is split into two or more tokens"
+    return items, skipped
+
+
 def kauf_ivanova_items(result: dict, reference: dict | None = None, others: list[dict] = ()) -> dict:
     """``{"model", "items", "skipped"}``: every item above that ``result`` supports.
 
@@ -171,6 +217,9 @@ def kauf_ivanova_items(result: dict, reference: dict | None = None, others: list
     else:
         skipped["KI-F4"] = ("needs the pll-properties result of a causal model as the reference"
                             if masked else "this is a causal model's result; Fig. 4 is drawn for a masked model")
+    inflation, why = inflation_items(result, label, template)
+    items += inflation
+    skipped.update(why)
     rows = oov_rows([result, *([reference] if reference is not None else []), *others])
     if rows:
         items.append(_item("KI-T2", "oov_table", "Table 2: out-of-vocabulary ratio",

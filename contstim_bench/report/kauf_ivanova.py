@@ -138,7 +138,59 @@ def oov_table(item: dict) -> dict:
     return {"columns": columns, "rows": rows}
 
 
-FIGURES = {"pll_length": length_figure, "pll_frequency": frequency_figure, "pll_causal": causal_figure}
+METRIC_COLOURS = {"pll": "#c51b7d", "pll-word-l2r": "#1b7837", "pll-whole-word": "#2166ac",
+                  "pll-sentence-l2r": "#e08214"}
+"""One colour per PLL metric in the inflation figures."""
+
+
+def inflation_word_figure(item: dict):
+    """Fig. 2: one word's tokens (x), a bar per PLL metric of each token's log-probability."""
+    plt = pyplot()
+    d = item["data"]
+    metrics = list(d["values"])
+    n = len(d["pieces"])
+    width = 0.8 / len(metrics)
+    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * n, 3.8))
+    for j, m in enumerate(metrics):
+        x = np.arange(n) + (j - (len(metrics) - 1) / 2) * width
+        ax.bar(x, d["values"][m], width, color=METRIC_COLOURS.get(m, DOT),
+               label=f"{d['labels'][m]} (word: {sum(d['values'][m]):.2f})")
+    ax.set_xticks(range(n), d["pieces"])
+    ax.axhline(0, color="0.3", lw=0.6)
+    ax.set_xlabel(f"tokens of \u201c{d['word']}\u201d in {d['template']!r}", fontsize=8)
+    ax.set_ylabel("log p(token), natural log", fontsize=8)
+    ax.tick_params(labelsize=7)
+    ax.set_title(item["title"], fontsize=9)
+    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
+    fig.tight_layout()
+    return fig
+
+
+def inflation_positions_figure(item: dict):
+    """The inflation over every word: per word length, mean log-probability by token position."""
+    rows = item["data"]["rows"]
+    lengths = sorted({r["n_tokens"] for r in rows})
+    fig, axes = _grid(1, len(lengths), width=2.8)
+    for ax, length in zip(axes[0], lengths):
+        mine = [r for r in rows if r["n_tokens"] == length]
+        for m in dict.fromkeys(r["metric"] for r in mine):
+            pts = [r for r in mine if r["metric"] == m]
+            ax.plot([r["position"] for r in pts], [r["mean"] for r in pts], marker="o", ms=4,
+                    color=METRIC_COLOURS.get(m, DOT), label=item["data"]["labels"][m])
+        ax.set_xticks(range(1, length + 1))
+        ax.set_title(f"words of {length} token{'s' if length > 1 else ''} ({mine[0]['n_words']})", fontsize=8.5)
+        ax.set_xlabel("token position in the word", fontsize=8)
+        ax.set_ylabel("mean log p(token)", fontsize=8)
+        ax.ticklabel_format(axis="y", useOffset=False)
+        ax.tick_params(labelsize=7)
+    fig.suptitle(item["title"], fontsize=10)
+    _legend(fig, axes)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
+    return fig
+
+
+FIGURES = {"pll_length": length_figure, "pll_frequency": frequency_figure, "pll_causal": causal_figure,
+           "pll_inflation_word": inflation_word_figure, "pll_inflation_positions": inflation_positions_figure}
 """Item kind -> figure function (``oov_table`` is a table: :func:`oov_table`)."""
 for _kind, _draw in FIGURES.items():
     figure_kind(_kind)(_draw)  # shown on the pages of ``contstim report`` (report/items.py)

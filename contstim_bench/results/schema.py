@@ -314,6 +314,8 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
     elif spec is not None:
         for section in spec["sections"]:
             _field(result, section, dict, "result", problems)
+        if "word_tokens" in result:
+            _check_word_tokens(result, problems)
     check_provenance(result, "result", problems, fp)
     for section in ("model", "provenance"):  # every other string a page or table may show: bounded
         if isinstance(result.get(section), dict):
@@ -343,6 +345,32 @@ def round_of(result: dict) -> str | None:
         return None
     name = round_name(bench.get("identifier"))
     return name if name is not None and bench["round"].get("name") == name else None
+
+
+def _check_word_tokens(result: dict, problems: _Problems) -> None:
+    """A pll-properties result's optional ``word_tokens``: per word of ``words``, its token strings
+    (``pieces``) and, per PLL metric, one natural-log probability (finite, <= 0) per token."""
+    path = "result.word_tokens"
+    section = _field(result, "word_tokens", dict, "result", problems)
+    words = result.get("words", {}).get("rows") if isinstance(result.get("words"), dict) else None
+    if section is None or not isinstance(words, list):
+        return
+    pieces = _field(section, "pieces", list, path, problems)
+    values = _field(section, "values", dict, path, problems)
+    if pieces is None or values is None:
+        return
+    if not problems.check(len(pieces) == len(words), f"{path}.pieces", f"has {len(pieces)} words, words has {len(words)}"):
+        return
+    for metric, per_word in values.items():
+        where = f"{path}.values.{metric}"
+        if not problems.check(isinstance(per_word, list) and len(per_word) == len(words), where,
+                              f"expected one list per word ({len(words)})"):
+            continue
+        for i, (got, toks) in enumerate(zip(per_word, pieces)):
+            ok = (isinstance(got, list) and isinstance(toks, list) and len(got) == len(toks) > 0
+                  and all(_is_num(v) and v <= 0 for v in got))
+            if not problems.check(ok, f"{where}[{i}]", "expected one finite log-probability <= 0 per token of the word"):
+                break
 
 
 def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> None:

@@ -130,7 +130,7 @@ def test_items_against_a_causal_reference(masked_result, trigram, sentences):
     causal = _envelope(measure(trigram, sentences, frequencies=FREQ), "trigram", TEMPLATES["my-word-is"])
     report = kauf_ivanova_items(masked_result, reference=causal)
     items = {i["id"]: i for i in report["items"]}
-    assert list(items) == ["KI-F3A", "KI-F3B", "KI-F4", "KI-T2"] and report["skipped"] == {}
+    assert list(items) == ["KI-F3A", "KI-F3B", "KI-F4", "KI-F2", "KI-F2P", "KI-T2"] and report["skipped"] == {}
     # Fig. 3A: the causal panel first, then the four PLL metrics
     assert [p["label"] for p in items["KI-F3A"]["data"]["panels"]] == [
         "LL", "PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
@@ -169,7 +169,11 @@ def test_figures_have_a_key_for_every_mark(masked_result, trigram, sentences, tm
         keys = {t.get_text() for legend in fig.legends for t in legend.get_texts()}
         marks = {"pll_length": {"sentence (x jittered by < 0.15)", "least-squares fit"},
                  "pll_frequency": {"word of 1 token", "word of 2 tokens", "least-squares fit"},
-                 "pll_causal": {"sentence", "least-squares fit"}}[item["kind"]]
+                 "pll_causal": {"sentence", "least-squares fit"},
+                 "pll_inflation_word": set(), "pll_inflation_positions": {"PLL-original", "PLL-word-l2r"}}[item["kind"]]
+        if item["kind"] == "pll_inflation_word":  # its key is the axes' legend
+            keys = {t.get_text() for t in fig.axes[0].get_legend().get_texts()}
+            assert f"PLL-original (word: {2 * f(9):.2f})" in keys and len(keys) == 4
         assert marks <= keys, item["id"]
         if item["kind"] == "pll_length":
             assert fig.axes[1].get_title() == "counting-mlm | PLL-original\nR=1.00 ***"
@@ -177,6 +181,57 @@ def test_figures_have_a_key_for_every_mark(masked_result, trigram, sentences, tm
             assert png.stat().st_size > 10_000
         else:
             pyplot().close(fig)
+
+
+def test_score_inflation_by_hand(masked_result):
+    """Kauf & Ivanova's Figs. 2/5/6 (KI-F2) and the same over every word by token position and
+    word length (KI-F2P), on the counting masked LM (c = visible tokens of the row).  'My word is
+    "illness".' = My word is " ill ##ness " . [CLS] [SEP]: 10 positions; PLL-original sees 9 for
+    each token, PLL-word-l2r 8 then 9, PLL-whole-word 8 and 8, PLL-sentence-l2r 5 then 6 (the
+    word's tokens at content positions 4-5); a one-token word has 9 positions: 8 visible, and 5
+    for PLL-sentence-l2r."""
+    tokens = masked_result["word_tokens"]
+    assert tokens["pieces"] == [["by"], ["caught"], ["ill", "##ness"], ["ra", "##ider"], ["the"], ["was"]]
+    np.testing.assert_allclose(tokens["values"]["pll-word-l2r"][2], [f(8), f(9)], atol=1e-12)
+    made = kauf_ivanova_items(masked_result)
+    found = {i["id"]: i for i in made["items"]}
+    word = found["KI-F2"]["data"]
+    # the gap PLL-original - PLL-word-l2r is f(9) - f(8) for both two-token words: the first wins
+    assert word["word"] == "illness" and word["pieces"] == ["ill", "##ness"]
+    hand_word = {"pll": [f(9), f(9)], "pll-word-l2r": [f(8), f(9)], "pll-whole-word": [f(8), f(8)],
+                 "pll-sentence-l2r": [f(5), f(6)]}
+    for m, want in hand_word.items():
+        np.testing.assert_allclose(word["values"][m], want, atol=1e-12, err_msg=m)
+    hand = {(1, 1): {"pll": f(8), "pll-word-l2r": f(8), "pll-whole-word": f(8), "pll-sentence-l2r": f(5)},
+            (2, 1): {"pll": f(9), "pll-word-l2r": f(8), "pll-whole-word": f(8), "pll-sentence-l2r": f(5)},
+            (2, 2): {"pll": f(9), "pll-word-l2r": f(9), "pll-whole-word": f(8), "pll-sentence-l2r": f(6)}}
+    rows = found["KI-F2P"]["data"]["rows"]
+    assert len(rows) == 3 * 4
+    for r in rows:
+        assert r["mean"] == pytest.approx(hand[(r["n_tokens"], r["position"])][r["metric"]], abs=1e-12)
+        assert r["n_words"] == (4 if r["n_tokens"] == 1 else 2)
+    assert kauf_ivanova_items(masked_result)["skipped"].keys().isdisjoint({"KI-F2", "KI-F2P"})
+    bare = {k: v for k, v in masked_result.items() if k != "word_tokens"}
+    assert "re-run the benchmark" in kauf_ivanova_items(bare)["skipped"]["KI-F2"]
+
+
+def test_word_tokens_are_validated(masked_result):
+    from contstim_bench.results.schema import _check_word_tokens
+    from contstim_bench.results.checks import Problems
+
+    def problems(result):
+        found = Problems()
+        _check_word_tokens(result, found)
+        return list(found)
+
+    assert problems(masked_result) == []
+    bad = json.loads(json.dumps(masked_result))
+    bad["word_tokens"]["values"]["pll"][2] = [f(9)]
+    assert problems(bad) == ["result.word_tokens.values.pll[2]: expected one finite log-probability <= 0 per token "
+                             "of the word"]
+    bad = json.loads(json.dumps(masked_result))
+    bad["word_tokens"]["pieces"].pop()
+    assert problems(bad) == ["result.word_tokens.pieces: has 5 words, words has 6"]
 
 
 def test_frequency_file_as_the_paper(tmp_path):
