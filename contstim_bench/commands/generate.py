@@ -1,4 +1,4 @@
-"""``contstim generate synthetic|select|natural|design``: fresh controversial sentence pairs
+"""``contstim generate synthetic|select|natural|pool|design``: fresh controversial sentence pairs
 (Golan et al. 2023) and the trial lists of an experiment that tests them.
 
 * ``synthetic``: synthetic triplets by word-level search (Eq. 2), one job per model pair x start
@@ -9,6 +9,7 @@
 * ``select``: the K most controversial triplets per model pair (Eq. 4), one natural sentence per
   decile of each model's distribution, by integer programming.
 * ``natural``: controversial natural-sentence pairs from a pool by integer programming (Eq. 5-6).
+* ``pool``: a natural-sentence pool from your own text, with the paper's filters.
 * ``design``: participant groups' trial lists (``trials`` layout without ratings).
 """
 from __future__ import annotations
@@ -31,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def add_generate_commands(parser: argparse.ArgumentParser) -> None:
-    """Add the ``synthetic``, ``select``, ``natural`` and ``design`` sub-commands to ``parser``."""
+    """Add the ``synthetic``, ``select``, ``natural``, ``pool`` and ``design`` sub-commands to ``parser``."""
     gsub = parser.add_subparsers(dest="generate_command", metavar="COMMAND")
 
     s = gsub.add_parser("synthetic", help="synthesise controversial triplets (Eq. 2 word-level search)",
@@ -106,6 +107,35 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     n.add_argument("--datasets", default=None, help=DATASETS_HELP)
     n.add_argument("--output", required=True, metavar="DIR")
     n.set_defaults(func=_natural)
+
+    o = gsub.add_parser("pool", help="a natural-sentence pool from your own text, with the paper's filters",
+                        description="Split UTF-8 text files into sentences and keep those that pass Golan et al. "
+                                    "(2023)'s filters, in this order, each counted: length (exactly --words words), "
+                                    "vocabulary (every word in the shared vocabulary: the first word among its "
+                                    "capitalised first-word list), excluded (no word of --exclude), model_vocabulary "
+                                    "(every word known to each word-level model of --models), repeated (no word but "
+                                    "the function words twice), duplicate (each sentence once). The pool (one "
+                                    "sentence per line) is what `generate natural --pool` and `generate synthetic "
+                                    "--pool` read.")
+    o.add_argument("--corpus", required=True, nargs="+", metavar="FILE",
+                   help="UTF-8 text files; each line is split into sentences after . ! or ? and white space")
+    o.add_argument("--out", required=True, metavar="POOL", help="the pool file to write (one sentence per line)")
+    o.add_argument("--words", type=int, default=8, metavar="N", help="sentence length in words (paper: 8)")
+    o.add_argument("--vocabulary", default="contstim", metavar="contstim|FILE|none",
+                   help="shared vocabulary every word must be in (default and paper: contstim, the 29,157 entries "
+                        "of SUBTLEX words seen 300+ times in the n-gram/RNN training corpus); a vocabulary file as "
+                        "`generate synthetic --vocabulary` reads; none: no vocabulary filter")
+    o.add_argument("--exclude", default=None, metavar="FILE",
+                   help="words no sentence may contain, one per line, case-insensitive (the paper removed "
+                        "'inappropriate language' with a list it did not publish; default: none)")
+    o.add_argument("--models", default=None, metavar="SPEC,SPEC[,...]",
+                   help="word-level models (kenlm:, rnn:, lstm:) whose vocabulary every word must be in, as the "
+                        "paper required of its n-gram and recurrent models; word-piece models remove nothing")
+    o.add_argument("--function-words", default=None, metavar="FILE",
+                   help="words that may repeat in a sentence, one per line (default and paper: the 42 "
+                        "determiners and prepositions of contstimlang's preps.pkl)")
+    o.add_argument("--datasets", default=None, help=DATASETS_HELP)
+    o.set_defaults(func=_pool)
 
     d = gsub.add_parser("design", help="participant groups' trial lists from selected pairs and triplets")
     d.add_argument("--natural", default=None, metavar="DIR", help="output folder of `generate natural`")
@@ -218,6 +248,24 @@ def _natural(args) -> int:
           f"{result.n_candidates} candidate sentences of {result.n_pool})")
     for (m1, m2), rows in result.pairs.groupby(["model_1", "model_2"], sort=False):
         print(f"  {m1} vs {m2}: {len(rows)} pairs")
+    return 0
+
+
+def _pool(args) -> int:
+    from ..generate.pool import make_pool
+    from ..staging import check_inputs_kept
+
+    check_inputs_kept([("--out", args.out)], [("--corpus", c) for c in args.corpus]
+                      + [("--exclude", args.exclude), ("--function-words", args.function_words)])
+    path, pool = make_pool(args.corpus, args.out, words=args.words, vocabulary=args.vocabulary, exclude=args.exclude,
+                           models=args.models, function_words=args.function_words, datasets_dir=args.datasets,
+                           log=lambda text: print(text, file=sys.stderr))
+    print(f"read {pool.n_read:,} sentences from {len(args.corpus)} file(s)")
+    for name, n in pool.removed.items():
+        print(f"  {name:<17} {n:>10,} removed")
+    for note in pool.notes:
+        print(f"  note: {note}")
+    print(f"wrote {path} ({len(pool.sentences):,} sentences)")
     return 0
 
 

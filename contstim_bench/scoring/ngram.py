@@ -150,6 +150,11 @@ class NgramScorer(Scorer):
             states.append(out)
         return states, scores
 
+    def known_words(self, words: Sequence[str]) -> list[bool]:
+        """Whether the model's vocabulary holds each word (KenLM's own lookup; ``<s>``, ``</s>`` and
+        ``<unk>`` are not words)."""
+        return [w in self.model and w not in ("<s>", "</s>", "<unk>") for w in words]
+
     def _tokens(self, words: Sequence[str]) -> list[str]:
         return list(words) + ([EOS] if self.eos else [])
 

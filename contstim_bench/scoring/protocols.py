@@ -19,6 +19,7 @@ protocol                     method                                      familie
 :class:`SentenceLookup`      ``can_score(sentences)`` -> bool per sentence  precomputed
 :class:`Tokenized`           ``tokenizer`` (a fast Hugging Face one)      hf-causal, hf-masked
 :class:`PLLTokenScorer`      ``pll_token_logprobs(sentences, method)``    hf-masked
+:class:`WordVocabulary`      ``known_words(words)`` -> bool per word      kenlm, rnn, lstm
 ===========================  ==========================================  =====================
 
 A :class:`SentenceLookup` is a log-probability scorer that only *looks up* stored values (the
@@ -158,6 +159,16 @@ class PLLTokenScorer(Protocol):
 
     def pll_token_logprobs(self, sentences: Sequence[str], method: str | None = None) -> list:
         """One :class:`~.word_pieces.TokenLogprobs` per sentence (content tokens, natural log)."""
+
+
+@runtime_checkable
+class WordVocabulary(Protocol):
+    """A word-level model with a closed vocabulary (n-gram, RNN/LSTM): a word outside it is
+    scored as unknown, so a natural-sentence pool keeps only the words it knows (Golan et al.
+    2023's pool, :mod:`contstim_bench.generate.pool`)."""
+
+    def known_words(self, words: Sequence[str]) -> list[bool]:
+        """For each word (as written, case-sensitive): whether the model's vocabulary holds it."""
 
 
 @runtime_checkable

@@ -346,6 +346,10 @@ class RecurrentScorer(Scorer):
         device, dtype = describe_device_dtype(self.device, self.dtype)
         return {**super().describe(), "device": device, "dtype": dtype}
 
+    def known_words(self, words: Sequence[str]) -> list[bool]:
+        """Whether the vocabulary holds each word (``<unk>`` and ``</s>`` are not words)."""
+        return [w in self.index and w not in (UNK, BOUNDARY) for w in words]
+
     def encode(self, words: Sequence[str]) -> list[int]:
         """Vocabulary ids of ``words`` (out-of-vocabulary words -> ``<unk>``)."""
         return _encode(words, self.index)
