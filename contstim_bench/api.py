@@ -35,18 +35,15 @@ def _experiments(experiments) -> list[str] | None:
     return exps
 
 
-def score_sentences(
-    spec,
-    sentences: Sequence[str],
-    *,
-    datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    cache=None,
-    threads: int | None = None,
-    progress: bool = True,
-):
+RUN_OPTIONS_DOC = """``options``: a :class:`~contstim_bench.driver.RunOptions`; ``**run_options``: its fields as
+    keyword arguments, replacing its values (``device``, ``dtype``, ``batch_size``,
+    ``max_tokens_per_batch``, ``threads``: torch CPU threads, see :func:`set_threads`;
+    ``cache``: a :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default on-disk
+    cache, False for none; ``progress``); an unknown name is a TypeError that lists them."""
+
+
+def score_sentences(spec, sentences: Sequence[str], *, datasets_dir: str | os.PathLike | None = None,
+                    options: RunOptions | None = None, **run_options):
     """Natural-log probability of each sentence under a model: a float64 numpy array, in the
     order of ``sentences`` (repeats scored once).
 
@@ -57,16 +54,15 @@ def score_sentences(
     other (``cache=False``: no cache).  Given the sentences in the same order as ``contstim
     evaluate`` (first appearance in ``sentence1`` then ``sentence2`` of the trials), a model that
     is not cached yet runs the very same batches and gives the same floats.  ``spec`` may also
-    be a ready log-probability scorer.  ``threads``: torch CPU threads (see :func:`set_threads`).
+    be a ready log-probability scorer.  Run options: :data:`RUN_OPTIONS_DOC`.
 
     >>> contstim_bench.score_sentences("smollm2-135m", ["The cat sat on the mat."])  # doctest: +SKIP
     array([-20.9165...])
     """
     if spec is None:
         raise ValueError(f"give a model spec (e.g. {DEFAULT_MODEL!r}) or a scorer")
-    options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, threads=threads, cache=cache,
-                         progress=progress)
-    return driver.score_sentences(spec, sentences, options, datasets_dir=datasets_dir, what="score_sentences")
+    return driver.score_sentences(spec, sentences, driver.run_options(options, **run_options),
+                                  datasets_dir=datasets_dir, what="score_sentences")
 
 
 def evaluate_model(
@@ -78,16 +74,11 @@ def evaluate_model(
     benchmarks: Sequence[str] | None = None,
     name: str | None = None,
     datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    cache=None,
-    threads: int | None = None,
     scatter_reference: str | None = None,
     ties: str = "half",
-    progress: bool = True,
     log: Callable[[str], None] | None = None,
-    max_tokens_per_batch: int | None = None,
+    options: RunOptions | None = None,
+    **run_options,
 ) -> dict:
     """Evaluate a model on the benchmark: the result dict of ``contstim evaluate``.
 
@@ -112,14 +103,13 @@ output convention of every door (:func:`contstim_bench.driver.write_outputs`): a
     ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
     accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
 
-    ``max_tokens_per_batch``: length-sorted batches under a token budget (hf-causal models).
-    Under ``accelerate launch`` the sentences are scored data-parallel
+    Run options (:data:`RUN_OPTIONS_DOC`): ``max_tokens_per_batch``, for one, gives length-sorted
+    batches under a token budget (hf-causal models).  Under ``accelerate launch`` the sentences are scored data-parallel
     (:mod:`contstim_bench.scoring.parallel`); every process returns the result, only process 0
     writes files and logs.
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))  # the driver silences processes other than 0
-    options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
-                         threads=threads, cache=cache, progress=progress)
+    options = driver.run_options(options, **run_options)
     if benchmarks is not None:
         if experiments is not None or plots not in (None, False):
             raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")
@@ -157,14 +147,10 @@ def compare_models(
     conditions: Sequence[str] | None = None,
     output: str | os.PathLike | None = None,
     datasets_dir: str | os.PathLike | None = None,
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    cache=None,
-    threads: int | None = None,
     ties: str = "half",
-    progress: bool = True,
     log: Callable[[str], None] | None = None,
+    options: RunOptions | None = None,
+    **run_options,
 ) -> dict:
     """Every model against every other on the human trials of ``experiment`` (``contstim compare``).
 
@@ -177,12 +163,13 @@ def compare_models(
     :func:`contstim_bench.benchmarks.contstim_compare.compare_logprobs` (head-to-head and
     agreement matrices per condition); ``output``: a folder for its JSON, CSVs, tables and
     figures (:func:`contstim_bench.report.matrices.write_comparison`), or, ending in ``.json``,
-    the one JSON file.
+    the one JSON file.  Run options: :data:`RUN_OPTIONS_DOC`.
     """
+    from .data.rounds import check_round_name
     from .results import read_result
 
+    options = driver.run_options(options, **run_options)
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    from .data.rounds import check_round_name
 
     if experiment not in EXPERIMENTS:
         check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
@@ -217,8 +204,6 @@ def compare_models(
                              f"(contstim evaluate --experiment {experiment})")
         logprobs[name] = {s: result["logprobs"][s] for s in sentences}
         specs[name] = result["model"]["spec"]
-    options = RunOptions(device=device, dtype=dtype, batch_size=batch_size, threads=threads, cache=cache,
-                         progress=progress)
     for entry in named:
         if entry.name in logprobs:
             raise ValueError(f"model {entry.name!r} is given twice (rename one with NAME=SPEC)")

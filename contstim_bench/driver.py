@@ -56,6 +56,22 @@ class RunOptions:
     progress: bool = True
 
 
+def run_options(options: RunOptions | None = None, **fields) -> RunOptions:
+    """``options`` (default: :class:`RunOptions`' defaults) with ``fields`` replacing its values:
+    the one way the Python API's doors take run options, as ``options=RunOptions(...)`` or as
+    keyword arguments named after its fields (``device="cuda"``).  TypeError names an unknown
+    field and lists the known ones."""
+    from dataclasses import fields as dataclass_fields
+
+    known = [f.name for f in dataclass_fields(RunOptions)]
+    unknown = sorted(set(fields) - set(known))
+    if unknown:
+        raise TypeError(f"unknown run option(s) {', '.join(unknown)}; the options of RunOptions: {', '.join(known)}")
+    if options is not None and not isinstance(options, RunOptions):
+        raise TypeError(f"options must be a RunOptions, got {type(options).__name__}")
+    return replace(options or RunOptions(), **fields)
+
+
 def set_threads(threads: int | None) -> None:
     """``torch.set_num_threads(threads)`` (None: leave torch's default).
 

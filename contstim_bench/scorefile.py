@@ -86,13 +86,13 @@ def context_warning(scorer, sentences: list[str]) -> str | None:
             f"start and special tokens included): {shown}{more}; the model was not trained on inputs that long")
 
 
-def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None, device=None,
-               dtype=None, batch_size: int | None = None, cache=None, progress: bool = True, log=None,
-               max_tokens_per_batch: int | None = None) -> str | None:
+def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None,
+               options: "RunOptions | None" = None, log=None) -> str | None:
     """Score every line of ``input`` (:func:`read_sentences`) with the model ``spec`` and write
     ``output`` (CSV, or ``.npy`` aligned with the lines); returns a one-line summary (sentences,
     distinct ones, how many the model ran on), or None in a process other than 0 of a
-    data-parallel launch (which writes nothing).  ``log`` (default: stderr) receives the warning
+    data-parallel launch (which writes nothing).  ``options``: the
+    :class:`~.driver.RunOptions` the model runs with (default: its defaults).  ``log`` (default: stderr) receives the warning
     of :func:`context_warning`.  ValueError, before anything is read, when ``output`` is the
     input or a file the model is read from (:func:`~.staging.check_inputs_kept`)."""
     from .driver import RunOptions, load_model, model_inputs
@@ -104,8 +104,7 @@ def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *
     sentences = read_sentences(input)
     npy = str(output).endswith(".npy")
 
-    scorer = load_model(spec, RunOptions(device=device, dtype=dtype, batch_size=batch_size, cache=cache, progress=progress,
-                                         max_tokens_per_batch=max_tokens_per_batch), datasets_dir=datasets_dir)
+    scorer = load_model(spec, options or RunOptions(), datasets_dir=datasets_dir)
     warning = context_warning(scorer, sentences)
     if warning:
         log(warning)

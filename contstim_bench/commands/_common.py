@@ -116,15 +116,18 @@ def _add(parser: argparse.ArgumentParser, flag: str, spec: str | dict | None, **
     parser.add_argument(flag, **{**base, **({"help": spec} if isinstance(spec, str) else spec)})
 
 
-def run_options(args: argparse.Namespace) -> "RunOptions":
+def run_options(args: argparse.Namespace, **overrides) -> "RunOptions":
     """The :class:`~contstim_bench.driver.RunOptions` of the flags of :func:`add_model_args` (a
-    flag a command does not take counts as absent)."""
-    from ..driver import RunOptions
+    flag a command does not take counts as absent; ``--no-cache``: no cache; ``--quiet``: no
+    progress bar), ``overrides`` replacing fields (``progress=True`` where ``--quiet`` only
+    silences a command's printed table)."""
+    from ..driver import run_options as make
 
     get = lambda name: getattr(args, name, None)  # noqa: E731
-    return RunOptions(device=get("device"), dtype=get("dtype"), batch_size=get("batch_size"),
-                      max_tokens_per_batch=get("max_tokens_per_batch"), threads=get("threads"),
-                      cache=False if get("no_cache") else None, progress=not get("quiet"))
+    fields = dict(device=get("device"), dtype=get("dtype"), batch_size=get("batch_size"),
+                  max_tokens_per_batch=get("max_tokens_per_batch"), threads=get("threads"),
+                  cache=False if get("no_cache") else None, progress=not get("quiet"))
+    return make(**{**fields, **overrides})
 
 
 def run_benchmark(identifier: str, args: argparse.Namespace, *, then=None, **options) -> int:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ._common import add_model_args
+from ._common import add_model_args, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,9 +58,8 @@ def _run(args) -> int:
         raise ValueError("nothing to compare: give --models, --results and/or --references")
     comparison = compare_models(
         args.models, results=args.results, experiment=args.experiment, with_references=args.references,
-        conditions=args.condition, output=args.output, datasets_dir=args.datasets, device=args.device,
-        dtype=args.dtype, batch_size=args.batch_size, threads=args.threads, ties=args.ties,
-        progress=not args.quiet,
+        conditions=args.condition, output=args.output, datasets_dir=args.datasets, ties=args.ties,
+        options=run_options(args),
     )
     if not args.quiet:
         print("\n\n".join(head_to_head_table(comparison, c) for c in comparison["conditions"]))

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..scoring.spec import DEFAULT_MODEL
-from ._common import PARALLEL_NOTE, add_model_args
+from ._common import PARALLEL_NOTE, add_model_args, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -83,20 +83,16 @@ def _run(args) -> int:
     if benchmarks:
         output = Path(args.output) if args.output else default_output(args.model).with_suffix("")
         results = evaluate_model(args.model, output=output, benchmarks=benchmarks, name=args.name,
-                                 datasets_dir=args.datasets, device=args.device, dtype=args.dtype,
-                                 batch_size=args.batch_size, threads=args.threads, ties=args.ties,
-                                 max_tokens_per_batch=args.max_tokens_per_batch)
+                                 datasets_dir=args.datasets, ties=args.ties, options=run_options(args, progress=True))
         if not args.quiet and is_main_process():
             print("\n\n".join(f"== {bid} ==\n{summary(r)}" for bid, r in results.items()))
         return 0
 
     output = Path(args.output) if args.output else default_output(args.model)
     plots = None if args.no_plots else Path(args.plots) if args.plots else True
-    result = evaluate_model(
-        args.model, experiments, output, plots, name=args.name, datasets_dir=args.datasets,
-        device=args.device, dtype=args.dtype, batch_size=args.batch_size, threads=args.threads,
-        scatter_reference=args.scatter_reference, ties=args.ties, max_tokens_per_batch=args.max_tokens_per_batch,
-    )
+    result = evaluate_model(args.model, experiments, output, plots, name=args.name, datasets_dir=args.datasets,
+                            scatter_reference=args.scatter_reference, ties=args.ties,
+                            options=run_options(args, progress=True))
     if not is_main_process():  # under accelerate launch only process 0 writes and prints
         return 0
     if not args.quiet:

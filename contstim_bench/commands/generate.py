@@ -135,6 +135,8 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                    help="words that may repeat in a sentence, one per line (default and paper: the 42 "
                         "determiners and prepositions of contstimlang's preps.pkl)")
     o.add_argument("--datasets", default=None, help=DATASETS_HELP)
+    add_run_args(o, batch_size="accepted with every command's model options; a vocabulary lookup runs no batch",
+                 max_tokens="accepted with every command's model options; a vocabulary lookup runs no batch")
     o.set_defaults(func=_pool)
 
     d = gsub.add_parser("design", help="participant groups' trial lists from selected pairs and triplets")
@@ -257,9 +259,12 @@ def _pool(args) -> int:
 
     check_inputs_kept([("--out", args.out)], [("--corpus", c) for c in args.corpus]
                       + [("--exclude", args.exclude), ("--function-words", args.function_words)])
+    from ..driver import set_threads
+
+    set_threads(args.threads)
     path, pool = make_pool(args.corpus, args.out, words=args.words, vocabulary=args.vocabulary, exclude=args.exclude,
                            models=args.models, function_words=args.function_words, datasets_dir=args.datasets,
-                           log=lambda text: print(text, file=sys.stderr))
+                           device=args.device, dtype=args.dtype, log=lambda text: print(text, file=sys.stderr))
     print(f"read {pool.n_read:,} sentences from {len(args.corpus)} file(s)")
     for name, n in pool.removed.items():
         print(f"  {name:<17} {n:>10,} removed")

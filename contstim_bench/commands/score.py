@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._common import PARALLEL_NOTE, add_model_args
+from ._common import PARALLEL_NOTE, add_model_args, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -41,9 +41,7 @@ def run(args) -> int:
     from ..scorefile import score_file
 
     set_threads(args.threads)
-    summary = score_file(args.model, args.input, args.output, datasets_dir=args.datasets, device=args.device,
-                         dtype=args.dtype, batch_size=args.batch_size, cache=False if args.no_cache else None,
-                         progress=not args.quiet, max_tokens_per_batch=args.max_tokens_per_batch)
+    summary = score_file(args.model, args.input, args.output, datasets_dir=args.datasets, options=run_options(args))
     if summary is not None:
         print(summary, file=sys.stderr)
     return 0

@@ -19,7 +19,7 @@ from contstim_bench.commands._common import RUN_FLAGS
 
 RUNS_A_MODEL = [
     ("evaluate",), ("score",), ("blimp",), ("plausibility",), ("compare",),
-    ("generate", "synthetic"), ("generate", "natural"), ("generate", "design"),
+    ("generate", "synthetic"), ("generate", "natural"), ("generate", "design"), ("generate", "pool"),
     ("experiment", "simulate"),
     ("leaderboard", "validate"), ("leaderboard", "build"), ("leaderboard", "push"),
 ]
