@@ -9,8 +9,9 @@
   LM's PLL and a causal LM's log-probability (Pearson as the paper, Spearman beside it).
 - :func:`oov_ratio` (Appendix C, Table 2): the share of word occurrences that a tokenizer splits
   into two or more tokens.
-- :func:`inflation_by_position` and :func:`most_inflated` (§2, Figs. 2, 5, 6): per-token values of
-  multi-token words under each PLL metric, by token position and word length.
+- :data:`INFLATION_EXAMPLES` (§2, Figs. 2, 5, 6, 17): the sentences whose per-token values show
+  PLL-original inflating a multi-token word; :func:`inflation_by_position` the same comparison
+  over every word, by token position and word length.
 
 Their words (``better-mlm-scoring``, ``extract-words.ipynb`` and ``quantify-oov.ipynb``): a
 sentence lower-cased, a trailing ``.`` stripped, split on whitespace (:func:`dataset_words`);
@@ -124,6 +125,16 @@ def oov_ratio(words: Sequence[str], n_tokens: Mapping[str, int]) -> dict:
             "n_types": len(counts), "n_split_types": len(split)}
 
 
+INFLATION_EXAMPLES = (
+    ("F2", "souvenir", "The traveler lost the souvenir."),
+    ("F5", "carnivore", "The carnivore ate the steak."),
+    ("F6", "hooligan", "The hooligan wrecked the vehicle."),
+)
+"""(figure, word, sentence) of the score-inflation examples (Fig. 2 and Appendix A, Figs. 5-6;
+the sentences of the authors' ``motivationForAdaptation_runScript.py``; their script loads
+bert-base-uncased although the captions say bert-base-cased)."""
+
+
 def inflation_by_position(values: Mapping[str, Sequence[Sequence[float]]], max_tokens: int = 4) -> list[dict]:
     """The score inflation of multi-token words (Kauf & Ivanova 2023 §2, Figs. 2, 5, 6), over
     every word: ``values`` maps a PLL metric to each word's per-token log-probabilities (natural
@@ -143,17 +154,3 @@ def inflation_by_position(values: Mapping[str, Sequence[Sequence[float]]], max_t
                 rows.append({"n_tokens": length, "position": k + 1, "metric": metric,
                              "mean": float(words[:, k].mean()), "n_words": int(len(words))})
     return rows
-
-
-def most_inflated(values: Mapping[str, Sequence[Sequence[float]]], inflated: str = "pll",
-                  adjusted: str = "pll-word-l2r") -> int | None:
-    """Index of the multi-token word whose ``inflated`` score (summed over its tokens) exceeds its
-    ``adjusted`` score the most (ties: the first); None without a multi-token word."""
-    best, index = None, None
-    for i, (a, b) in enumerate(zip(values[inflated], values[adjusted])):
-        if len(a) < 2:
-            continue
-        gap = float(np.sum(a) - np.sum(b))
-        if best is None or gap > best:
-            best, index = gap, i
-    return index

@@ -11,7 +11,8 @@ For one model, on the 1,564 EventsAdapt sentences (the ``eventsadapt`` config of
   its log frequency;
 - the out-of-vocabulary ratio of the model's tokenizer (Table 2);
 - for a masked LM, ``word_tokens``: each word's tokens in the template and every PLL metric's value
-  of each (the per-token score inflation of Figs. 2, 5 and 6);
+  of each, and ``inflation_examples``: the same for every token of the paper's three example
+  sentences (the per-token score inflation of Figs. 2, 5, 6 and 17);
 - the length and frequency correlations of :mod:`contstim_bench.analysis.pll_properties`.
 
 A masked LM (any ``hf-masked:`` spec; its own ``method`` does not matter) is read out with all
@@ -43,7 +44,8 @@ import numpy as np
 import pandas as pd
 
 from .._version import __version__
-from ..analysis.pll_properties import TEMPLATES, dataset_words, fill_template, frequency_effect, length_effect, oov_ratio
+from ..analysis.pll_properties import (INFLATION_EXAMPLES, TEMPLATES, dataset_words, fill_template, frequency_effect,
+                                      length_effect, oov_ratio)
 from ..provenance import provenance
 from ..results.schema import validate_result
 from ..scoring.protocols import PLLTokenScorer, Tokenized, require_logprobs
@@ -129,6 +131,23 @@ def _masked_scores(scorer, texts: list[str], spans: list[tuple[int, int]] | None
     return out
 
 
+def inflation_examples(scorer) -> list[dict]:
+    """Each sentence of :data:`~contstim_bench.analysis.pll_properties.INFLATION_EXAMPLES` as the
+    masked ``scorer`` reads it: ``figure``, ``word``, ``sentence``, ``pieces`` (its content
+    tokens), ``word_tokens`` (the positions among them of the example word's tokens) and
+    ``values``: per PLL metric, each token's log-probability (natural log)."""
+    texts = [sentence for _, _, sentence in INFLATION_EXAMPLES]
+    spans = [(t.index(word), t.index(word) + len(word)) for (_, word, _), t in zip(INFLATION_EXAMPLES, texts)]
+    where = span_tokens(scorer.tokenizer, texts, spans)
+    values = {metric: scorer.pll_token_logprobs(texts, metric) for metric in PLL_METRICS}
+    first = values[PLL_METRICS[0]]
+    return [{"figure": fig, "word": word, "sentence": text,
+             "pieces": scorer.tokenizer.convert_ids_to_tokens(list(first[i].tokens.content_ids)),
+             "word_tokens": list(where[i]),
+             "values": {m: [float(v) for v in got[i].values] for m, got in values.items()}}
+            for i, (fig, word, text) in enumerate(INFLATION_EXAMPLES)]
+
+
 def _causal_word_scores(scorer, texts: list[str], spans: list[tuple[int, int]]) -> list[float]:
     """log p(word | text before it) from sentence scores (the module docstring's definition)."""
     heads = [t[:s].rstrip() for t, (s, _) in zip(texts, spans)]
@@ -195,7 +214,7 @@ def measure(scorer, sents: Sequence[str], *, template: str = TEMPLATES["my-word-
                   "n_with_frequency": len(with_freq)},
         "oov": oov,
         "analysis": analysis,
-        **({"word_tokens": per_token} if per_token else {}),
+        **({"word_tokens": per_token, "inflation_examples": inflation_examples(scorer)} if per_token else {}),
     }
 
 

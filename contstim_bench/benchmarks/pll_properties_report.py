@@ -13,17 +13,19 @@ Report items (``id``, ``kind``, ``title``, ``caption``, ``data``, as
   given;
 - ``KI-T2`` (``oov_table``): the out-of-vocabulary ratio of each result's tokenizer beside the
   paper's Table 2;
-- ``KI-F2`` (``pll_inflation_word``): the score inflation of one multi-token word, each token's
-  value under each PLL metric (Figs. 2, 5, 6, 17), for a masked model's result;
+- ``KI-F2``, ``KI-F5``, ``KI-F6`` (``pll_inflation_sentence``): the score inflation of a
+  multi-token word in the paper's example sentences, each token's value under each PLL metric
+  (Figs. 2, 5, 6 and, for PLL-sentence-l2r, 17), for a masked model's result;
 - ``KI-F2P`` (``pll_inflation_positions``): the same over every word, the mean value of a token by
-  its position in the word, one panel per word length in tokens.
+  its position in the word, one panel per word length in tokens (this package's aggregate of
+  Figs. 2, 5, 6, not a figure of the paper).
 
 The panels of a causal ``reference`` lead Figs. 3A and 3B, as the GPT-2 panel of the paper.
 Nothing is scored here: every number comes from the results.
 """
 from __future__ import annotations
 
-from ..analysis.pll_properties import inflation_by_position, most_inflated, score_agreement
+from ..analysis.pll_properties import INFLATION_EXAMPLES, inflation_by_position, score_agreement
 from .blimp_reference import METHOD_NAMES
 from .pll_properties import CAUSAL_METRIC, FORMAT, SUBTLEX
 
@@ -128,34 +130,30 @@ def oov_rows(results: list[dict]) -> list[dict]:
     return rows
 
 
-def inflation_items(result: dict, label: str, template: str, word: str | None = None) -> tuple[list[dict], dict]:
-    """``(items, skipped)``: Figs. 2 (``KI-F2``: ``word``, default the word PLL-original inflates
-    most over PLL-word-l2r) and ``KI-F2P`` (every word, by token position and word length) from a
-    masked model's ``word_tokens``; the reason for each when the result has none."""
-    tokens = result.get("word_tokens")
-    if tokens is None:
-        why = ("a causal model's result: its words have no per-token PLL values" if CAUSAL_METRIC in result["metrics"]
+def inflation_items(result: dict, label: str, template: str) -> tuple[list[dict], dict]:
+    """``(items, skipped)``: Figs. 2, 5 and 6 (``KI-F2``, ``KI-F5``, ``KI-F6``: the paper's example
+    sentences, each token's value under each PLL metric; PLL-sentence-l2r is its Fig. 17) from a
+    masked model's ``inflation_examples``, and ``KI-F2P`` (every word, by token position and word
+    length) from its ``word_tokens``; the reason for each when the result has none."""
+    ids = [f"KI-{fig}" for fig, _, _ in INFLATION_EXAMPLES] + ["KI-F2P"]
+    if result.get("word_tokens") is None or result.get("inflation_examples") is None:
+        why = ("a causal model's result: it has no per-token PLL values" if CAUSAL_METRIC in result["metrics"]
                else "the result has no per-token values (written before they were recorded): re-run the benchmark")
-        return [], {"KI-F2": why, "KI-F2P": why}
-    words = _columns(result["words"])["word"]
-    values = tokens["values"]
-    index = words.index(word) if word is not None else most_inflated(values)
+        return [], dict.fromkeys(ids, why)
     items, skipped = [], {}
-    if index is None:
-        skipped["KI-F2"] = "no word of the result is split into two or more tokens"
-    else:
-        w = words[index]
-        items.append(_item("KI-F2", "pll_inflation_word", f"Figure 2: score inflation of a multi-token word, {label}",
-                           f"The word \u201c{w}\u201d in the context {template!r}, split into {len(tokens['pieces'][index])} "
-                           "tokens; bars: each token's log-probability (natural log) under each PLL metric, the "
-                           "word's score their sum (in the legend). PLL-original predicts each token seeing the "
-                           "word's other tokens, so their sum is inflated; PLL-word-l2r masks the word's later "
-                           "tokens, PLL-whole-word all of them. Default word: the one PLL-original inflates most "
-                           "over PLL-word-l2r.",
-                           {"word": w, "pieces": tokens["pieces"][index], "template": template,
-                            "values": {m: v[index] for m, v in values.items()},
-                            "labels": {m: metric_label(m) for m in values}}))
-    rows = inflation_by_position(values)
+    labels = {m: metric_label(m) for m in result["word_tokens"]["values"]}
+    for example in result["inflation_examples"]:
+        n = len(example["word_tokens"])
+        items.append(_item(f"KI-{example['figure']}", "pll_inflation_sentence",
+                           f"Figure {example['figure'][1:]}: score inflation of \u201c{example['word']}\u201d, {label}",
+                           f"\u201c{example['sentence']}\u201d: each token's log-probability (natural log) under each "
+                           f"PLL metric; shaded: the {n} token{'s' if n != 1 else ''} of \u201c{example['word']}\u201d; "
+                           "dashed: the mean token score; the legend gives the sentence score (their sum). "
+                           "PLL-original predicts each token of a word seeing its other tokens, so a multi-token word "
+                           "scores high; PLL-word-l2r masks the word's later tokens, PLL-whole-word all of them "
+                           "(the paper's Fig. 17: PLL-sentence-l2r).",
+                           {**example, "labels": labels}))
+    rows = inflation_by_position(result["word_tokens"]["values"])
     if any(r["n_tokens"] > 1 for r in rows):
         items.append(_item("KI-F2P", "pll_inflation_positions",
                            f"Score inflation by token position and word length, {label}",
@@ -163,8 +161,9 @@ def inflation_items(result: dict, label: str, template: str, word: str | None = 
                            "length in tokens (up to 4); x: the token's position in the word; y: its mean "
                            "log-probability (natural log) over the words of that length, under each PLL metric. "
                            "PLL-original's later tokens of a word stay as probable as its first; the adjusted "
-                           "metrics pay for the word's first tokens.",
-                           {"rows": rows, "labels": {m: metric_label(m) for m in values}}))
+                           "metrics pay for the word's first tokens. Not a figure of the paper: Figs. 2, 5 and 6 "
+                           "show single sentences; this is the same comparison over every word.",
+                           {"rows": rows, "labels": labels}))
     else:
         skipped["KI-F2P"] = "no word of the result is split into two or more tokens"
     return items, skipped

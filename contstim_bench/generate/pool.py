@@ -11,9 +11,11 @@ corpus) unifies what every model can evaluate; "we also excluded sentences in wh
 counted (:attr:`Pool.removed`):
 
 1. ``length``: sentences of exactly ``words`` words (default 8);
-2. ``vocabulary``: every word in the shared vocabulary (the first word among its capitalised
-   first-word list, the others among its other-word list; default: the contstim dataset's 29,157
-   entries), which also removes misspellings, numbers, and words carrying punctuation;
+2. ``vocabulary``: every word in the shared vocabulary (default: the contstim dataset's 29,157
+   entries): the first word among its capitalised first-word list, the others among either list
+   (so that a name such as ``Trump`` may stand inside a sentence, as in the paper's own pool, all
+   of whose 6,113 synthesis sentences pass); it also removes misspellings, numbers, and words that
+   carry punctuation;
 3. ``excluded``: no word (case-insensitive) of an excluded-word list (``inappropriate language``;
    the authors' list is not published, so none by default);
 4. ``model_vocabulary``: every word known to each given word-level model (a
@@ -112,7 +114,9 @@ def build_pool(corpus: Sequence[str | os.PathLike], *, words: int = PAPER_WORDS,
     fw = frozenset(function_words) if function_words is not None else load_function_words()
     banned = frozenset(w.lower() for w in excluded)
     first = frozenset(vocabulary.at(0)) if vocabulary is not None else None
-    rest = frozenset(vocabulary.at(1)) if vocabulary is not None else None
+    # a later word may be any entry (a name such as "Trump" is in the first-word list only): every
+    # sentence of the paper's published pool passes this rule, none of the stricter one
+    rest = frozenset(vocabulary.at(1)) | first if vocabulary is not None else None
     notes, knowers = [], []
     for name, scorer in model_vocabularies:
         if isinstance(scorer, WordVocabulary):

@@ -143,26 +143,34 @@ METRIC_COLOURS = {"pll": "#c51b7d", "pll-word-l2r": "#1b7837", "pll-whole-word":
 """One colour per PLL metric in the inflation figures."""
 
 
-def inflation_word_figure(item: dict):
-    """Fig. 2: one word's tokens (x), a bar per PLL metric of each token's log-probability."""
-    plt = pyplot()
+def inflation_sentence_figure(item: dict):
+    """Figs. 2, 5, 6 (and 17): one panel per PLL metric, each token's log-probability (line with
+    markers), the example word's tokens shaded, the mean token score dashed; the sentence score
+    in the legend, as the paper's."""
     d = item["data"]
     metrics = list(d["values"])
     n = len(d["pieces"])
-    width = 0.8 / len(metrics)
-    fig, ax = plt.subplots(figsize=(1.6 + 1.3 * n, 3.8))
-    for j, m in enumerate(metrics):
-        x = np.arange(n) + (j - (len(metrics) - 1) / 2) * width
-        ax.bar(x, d["values"][m], width, color=METRIC_COLOURS.get(m, DOT),
-               label=f"{d['labels'][m]} (word: {sum(d['values'][m]):.2f})")
-    ax.set_xticks(range(n), d["pieces"])
-    ax.axhline(0, color="0.3", lw=0.6)
-    ax.set_xlabel(f"tokens of \u201c{d['word']}\u201d in {d['template']!r}", fontsize=8)
-    ax.set_ylabel("log p(token), natural log", fontsize=8)
-    ax.tick_params(labelsize=7)
-    ax.set_title(item["title"], fontsize=9)
-    ax.legend(fontsize=7, frameon=False, loc="upper center", bbox_to_anchor=(0.5, -0.2), ncol=2)
-    fig.tight_layout()
+    cols = 2 if len(metrics) == 4 else len(metrics)
+    fig, axes = _grid(-(-len(metrics) // cols), cols, width=min(max(3.3, 0.3 * n + 1.2), 6.5), height=3.0)
+    low = min(min(v) for v in d["values"].values())
+    for ax in list(axes.flat)[len(metrics):]:
+        ax.set_visible(False)
+    for ax, m in zip(axes.flat, metrics):
+        values = d["values"][m]
+        ax.axvspan(min(d["word_tokens"]) - 0.4, max(d["word_tokens"]) + 0.4, color="#fde0ef", zorder=0,
+                   label=f"tokens of \u201c{d['word']}\u201d")
+        ax.plot(range(n), values, marker="o", ms=4, color=METRIC_COLOURS.get(m, DOT), zorder=2,
+                label="token PLL score")
+        ax.axhline(float(np.mean(values)), color="0.35", lw=1, ls="--", zorder=1, label="mean token PLL score")
+        ax.set_title(f"{d['labels'][m]}\nsentence PLL score {sum(values):.2f}, mean {np.mean(values):.2f}",
+                     fontsize=8.5)
+        ax.set_xticks(range(n), d["pieces"], rotation=60, ha="right")
+        ax.set_ylim(min(low * 1.08, low - 0.5), 0.0)
+        ax.set_ylabel("token log p (natural log)", fontsize=8)
+        ax.tick_params(labelsize=7)
+    fig.suptitle(item["title"], fontsize=10)
+    _legend(fig, axes)
+    fig.tight_layout(rect=(0, 0.05, 1, 1))
     return fig
 
 
@@ -190,7 +198,7 @@ def inflation_positions_figure(item: dict):
 
 
 FIGURES = {"pll_length": length_figure, "pll_frequency": frequency_figure, "pll_causal": causal_figure,
-           "pll_inflation_word": inflation_word_figure, "pll_inflation_positions": inflation_positions_figure}
+           "pll_inflation_sentence": inflation_sentence_figure, "pll_inflation_positions": inflation_positions_figure}
 """Item kind -> figure function (``oov_table`` is a table: :func:`oov_table`)."""
 for _kind, _draw in FIGURES.items():
     figure_kind(_kind)(_draw)  # shown on the pages of ``contstim report`` (report/items.py)

@@ -316,6 +316,8 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
             _field(result, section, dict, "result", problems)
         if "word_tokens" in result:
             _check_word_tokens(result, problems)
+        if "inflation_examples" in result:
+            _check_inflation_examples(result, problems)
     check_provenance(result, "result", problems, fp)
     for section in ("model", "provenance"):  # every other string a page or table may show: bounded
         if isinstance(result.get(section), dict):
@@ -371,6 +373,27 @@ def _check_word_tokens(result: dict, problems: _Problems) -> None:
                   and all(_is_num(v) and v <= 0 for v in got))
             if not problems.check(ok, f"{where}[{i}]", "expected one finite log-probability <= 0 per token of the word"):
                 break
+
+
+def _check_inflation_examples(result: dict, problems: _Problems) -> None:
+    """A pll-properties result's optional ``inflation_examples``: per example sentence, its
+    ``pieces``, the positions of its word's tokens among them, and per PLL metric one natural-log
+    probability (finite, <= 0) per piece."""
+    examples = _field(result, "inflation_examples", list, "result", problems)
+    for i, example in enumerate(examples or []):
+        path = f"result.inflation_examples[{i}]"
+        if not problems.check(isinstance(example, dict), path, "expected an object"):
+            continue
+        pieces = _field(example, "pieces", list, path, problems)
+        where = _field(example, "word_tokens", list, path, problems)
+        values = _field(example, "values", dict, path, problems)
+        if pieces is None or where is None or values is None:
+            continue
+        problems.check(bool(where) and all(isinstance(k, int) and 0 <= k < len(pieces) for k in where),
+                       f"{path}.word_tokens", "expected positions among the pieces")
+        for metric, got in values.items():
+            problems.check(isinstance(got, list) and len(got) == len(pieces) and all(_is_num(v) and v <= 0 for v in got),
+                           f"{path}.values.{metric}", "expected one finite log-probability <= 0 per piece")
 
 
 def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> None:

@@ -17,8 +17,8 @@ from contstim_bench.scoring import masked
 import tiny_mlm  # tests/tiny_mlm.py
 
 VOCAB = [*tiny_mlm.SPECIALS, "The", "the", "ra", "##ider", "caught", "ill", "##ness", "was", "by", ".",
-         "My", "word", "is", '"']
-V = len(VOCAB)  # 19
+         "My", "word", "is", '"', "travel", "##er", "lost", "so", "##uven", "##ir"]
+V = len(VOCAB)  # 25
 FREQ = {"the": 3.0, "raider": 1.0, "caught": 2.0, "illness": 0.5}
 
 
@@ -130,7 +130,7 @@ def test_items_against_a_causal_reference(masked_result, trigram, sentences):
     causal = _envelope(measure(trigram, sentences, frequencies=FREQ), "trigram", TEMPLATES["my-word-is"])
     report = kauf_ivanova_items(masked_result, reference=causal)
     items = {i["id"]: i for i in report["items"]}
-    assert list(items) == ["KI-F3A", "KI-F3B", "KI-F4", "KI-F2", "KI-F2P", "KI-T2"] and report["skipped"] == {}
+    assert list(items) == ["KI-F3A", "KI-F3B", "KI-F4", "KI-F2", "KI-F5", "KI-F6", "KI-F2P", "KI-T2"] and report["skipped"] == {}
     # Fig. 3A: the causal panel first, then the four PLL metrics
     assert [p["label"] for p in items["KI-F3A"]["data"]["panels"]] == [
         "LL", "PLL-original", "PLL-word-l2r", "PLL-whole-word", "PLL-sentence-l2r"]
@@ -170,10 +170,11 @@ def test_figures_have_a_key_for_every_mark(masked_result, trigram, sentences, tm
         marks = {"pll_length": {"sentence (x jittered by < 0.15)", "least-squares fit"},
                  "pll_frequency": {"word of 1 token", "word of 2 tokens", "least-squares fit"},
                  "pll_causal": {"sentence", "least-squares fit"},
-                 "pll_inflation_word": set(), "pll_inflation_positions": {"PLL-original", "PLL-word-l2r"}}[item["kind"]]
-        if item["kind"] == "pll_inflation_word":  # its key is the axes' legend
-            keys = {t.get_text() for t in fig.axes[0].get_legend().get_texts()}
-            assert f"PLL-original (word: {2 * f(9):.2f})" in keys and len(keys) == 4
+                 "pll_inflation_sentence": {"token PLL score", "mean token PLL score",
+                                            f"tokens of \u201c{item['data'].get('word')}\u201d"},
+                 "pll_inflation_positions": {"PLL-original", "PLL-word-l2r"}}[item["kind"]]
+        if item["id"] == "KI-F2":
+            assert fig.axes[0].get_title() == f"PLL-original\nsentence PLL score {9 * f(10):.2f}, mean {f(10):.2f}"
         assert marks <= keys, item["id"]
         if item["kind"] == "pll_length":
             assert fig.axes[1].get_title() == "counting-mlm | PLL-original\nR=1.00 ***"
@@ -184,34 +185,39 @@ def test_figures_have_a_key_for_every_mark(masked_result, trigram, sentences, tm
 
 
 def test_score_inflation_by_hand(masked_result):
-    """Kauf & Ivanova's Figs. 2/5/6 (KI-F2) and the same over every word by token position and
-    word length (KI-F2P), on the counting masked LM (c = visible tokens of the row).  'My word is
-    "illness".' = My word is " ill ##ness " . [CLS] [SEP]: 10 positions; PLL-original sees 9 for
-    each token, PLL-word-l2r 8 then 9, PLL-whole-word 8 and 8, PLL-sentence-l2r 5 then 6 (the
-    word's tokens at content positions 4-5); a one-token word has 9 positions: 8 visible, and 5
-    for PLL-sentence-l2r."""
+    """Kauf & Ivanova's Fig. 2 (KI-F2) on the counting masked LM (c = visible tokens of the row):
+    [CLS] The travel ##er lost the so ##uven ##ir . [SEP], 11 positions.  PLL-original sees 10 for
+    every token; PLL-word-l2r masks a word's later tokens too (travel: 9, so: 8, ##uven: 9);
+    PLL-whole-word all of them (traveler: 9, souvenir: 8); PLL-sentence-l2r sees [CLS] and the
+    tokens before (1 + k for the k-th).  KI-F2P, over the words of 'My word is "X".' (10 positions
+    for a two-token word, 9 for one): PLL-original 9, 9 for illness and raider, PLL-word-l2r 8, 9,
+    PLL-whole-word 8, 8, PLL-sentence-l2r 5, 6 (the word at content positions 4-5); 8, 8, 8, 5 for
+    the four one-token words."""
     tokens = masked_result["word_tokens"]
     assert tokens["pieces"] == [["by"], ["caught"], ["ill", "##ness"], ["ra", "##ider"], ["the"], ["was"]]
     np.testing.assert_allclose(tokens["values"]["pll-word-l2r"][2], [f(8), f(9)], atol=1e-12)
     made = kauf_ivanova_items(masked_result)
     found = {i["id"]: i for i in made["items"]}
-    word = found["KI-F2"]["data"]
-    # the gap PLL-original - PLL-word-l2r is f(9) - f(8) for both two-token words: the first wins
-    assert word["word"] == "illness" and word["pieces"] == ["ill", "##ness"]
-    hand_word = {"pll": [f(9), f(9)], "pll-word-l2r": [f(8), f(9)], "pll-whole-word": [f(8), f(8)],
-                 "pll-sentence-l2r": [f(5), f(6)]}
-    for m, want in hand_word.items():
-        np.testing.assert_allclose(word["values"][m], want, atol=1e-12, err_msg=m)
-    hand = {(1, 1): {"pll": f(8), "pll-word-l2r": f(8), "pll-whole-word": f(8), "pll-sentence-l2r": f(5)},
-            (2, 1): {"pll": f(9), "pll-word-l2r": f(8), "pll-whole-word": f(8), "pll-sentence-l2r": f(5)},
-            (2, 2): {"pll": f(9), "pll-word-l2r": f(9), "pll-whole-word": f(8), "pll-sentence-l2r": f(6)}}
+    fig2 = found["KI-F2"]["data"]
+    assert fig2["pieces"] == ["The", "travel", "##er", "lost", "the", "so", "##uven", "##ir", "."]
+    assert fig2["word"] == "souvenir" and fig2["word_tokens"] == [5, 6, 7]
+    hand = {"pll": [f(10)] * 9,
+            "pll-word-l2r": [f(10), f(9), f(10), f(10), f(10), f(8), f(9), f(10), f(10)],
+            "pll-whole-word": [f(10), f(9), f(9), f(10), f(10), f(8), f(8), f(8), f(10)],
+            "pll-sentence-l2r": [f(1 + k) for k in range(9)]}
+    for m, want in hand.items():
+        np.testing.assert_allclose(fig2["values"][m], want, atol=1e-12, err_msg=m)
+    assert [found[k]["data"]["word"] for k in ("KI-F5", "KI-F6")] == ["carnivore", "hooligan"]
+    by_hand = {(1, 1): {"pll": f(8), "pll-word-l2r": f(8), "pll-whole-word": f(8), "pll-sentence-l2r": f(5)},
+               (2, 1): {"pll": f(9), "pll-word-l2r": f(8), "pll-whole-word": f(8), "pll-sentence-l2r": f(5)},
+               (2, 2): {"pll": f(9), "pll-word-l2r": f(9), "pll-whole-word": f(8), "pll-sentence-l2r": f(6)}}
     rows = found["KI-F2P"]["data"]["rows"]
     assert len(rows) == 3 * 4
     for r in rows:
-        assert r["mean"] == pytest.approx(hand[(r["n_tokens"], r["position"])][r["metric"]], abs=1e-12)
+        assert r["mean"] == pytest.approx(by_hand[(r["n_tokens"], r["position"])][r["metric"]], abs=1e-12)
         assert r["n_words"] == (4 if r["n_tokens"] == 1 else 2)
-    assert kauf_ivanova_items(masked_result)["skipped"].keys().isdisjoint({"KI-F2", "KI-F2P"})
-    bare = {k: v for k, v in masked_result.items() if k != "word_tokens"}
+    assert made["skipped"].keys().isdisjoint({"KI-F2", "KI-F5", "KI-F6", "KI-F2P"})
+    bare = {k: v for k, v in masked_result.items() if k != "inflation_examples"}
     assert "re-run the benchmark" in kauf_ivanova_items(bare)["skipped"]["KI-F2"]
 
 
@@ -232,6 +238,15 @@ def test_word_tokens_are_validated(masked_result):
     bad = json.loads(json.dumps(masked_result))
     bad["word_tokens"]["pieces"].pop()
     assert problems(bad) == ["result.word_tokens.pieces: has 5 words, words has 6"]
+    from contstim_bench.results.schema import _check_inflation_examples
+
+    found = Problems()
+    bad = json.loads(json.dumps(masked_result))
+    bad["inflation_examples"][0]["values"]["pll"][3] = 0.5
+    bad["inflation_examples"][1]["word_tokens"] = [99]
+    _check_inflation_examples(bad, found)
+    assert list(found) == ["result.inflation_examples[0].values.pll: expected one finite log-probability <= 0 per piece",
+                           "result.inflation_examples[1].word_tokens: expected positions among the pieces"]
 
 
 def test_frequency_file_as_the_paper(tmp_path):

@@ -146,7 +146,7 @@ def test_every_figure_kind_is_tested_here():
     """A new figure kind needs its key checked in this module."""
     tested = {"result_bars", "panel", "head_to_head", "agreement", "accept_reject", "features", "scatter",
               "accuracy_bars", "condition_bars", "synthesis", "dominance",
-              "pll_length", "pll_frequency", "pll_causal", "pll_inflation_word", "pll_inflation_positions",
+              "pll_length", "pll_frequency", "pll_causal", "pll_inflation_sentence", "pll_inflation_positions",
               # the five above: tests/benchmarks/test_kauf_ivanova_bench.py
               "kauf2024_bars", "kauf2024_voice", "kauf2024_conditions",  # tests/report/test_plausibility_figures.py
               "kauf2024_yes_shares"}
