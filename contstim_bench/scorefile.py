@@ -87,7 +87,7 @@ def context_warning(scorer, sentences: list[str]) -> str | None:
 
 
 def score_file(spec: str, input: str | os.PathLike, output: str | os.PathLike, *, datasets_dir=None,
-               options: "RunOptions | None" = None, log=None) -> str | None:
+               options=None, log=None) -> str | None:
     """Score every line of ``input`` (:func:`read_sentences`) with the model ``spec`` and write
     ``output`` (CSV, or ``.npy`` aligned with the lines); returns a one-line summary (sentences,
     distinct ones, how many the model ran on), or None in a process other than 0 of a

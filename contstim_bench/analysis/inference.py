@@ -24,6 +24,27 @@ ALPHA = 0.05
 """False-discovery rate at which a comparison is called significant (q < .05)."""
 
 
+def _missing(p) -> bool:
+    return p is None or (isinstance(p, float) and p != p)
+
+
+def p_text(p: float | None) -> str:
+    """A p-value or BH q as every table, page and terminal summary prints it: ``4.0e-04`` below
+    .001, else three decimals (``0.012``); empty for None or NaN (no test).  The one p formatter."""
+    if _missing(p):
+        return ""
+    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
+
+
+def stars(p: float | None, not_significant: str = "") -> str:
+    """The significance mark of a p-value or BH q: ``***`` < .001, ``**`` < .01, ``*`` <
+    :data:`ALPHA`, else ``not_significant`` (Kauf & Ivanova's figures: ``n.s.``); empty for None
+    or NaN (no test).  The one star formatter."""
+    if _missing(p):
+        return ""
+    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < ALPHA else not_significant
+
+
 def paired(x: pd.Series, y: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:
     """Values of ``x`` and ``y`` on the units both have (ValueError if they share none)."""
     if len(x) and x.index.equals(y.index) and x.index.is_unique and x.index.is_monotonic_increasing:

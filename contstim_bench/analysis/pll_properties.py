@@ -23,12 +23,13 @@ Significance marks as their figures: ``***`` p < .001, ``**`` p < .01, ``*`` p <
 """
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 from scipy import stats
+
+from .inference import stars as inference_stars
 
 TEMPLATES = {
     "my-word-is": 'My word is "{word}".',
@@ -39,10 +40,9 @@ TEMPLATES = {
 
 
 def stars(p: float | None) -> str:
-    """The paper's significance mark of a two-sided p-value."""
-    if p is None or not math.isfinite(p):
-        return ""
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < 0.05 else "n.s."
+    """The paper's significance mark of a two-sided p-value (``n.s.`` when not significant):
+    :func:`contstim_bench.analysis.inference.stars`."""
+    return inference_stars(p, not_significant="n.s.")
 
 
 def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson") -> dict:

@@ -27,6 +27,7 @@ from dataclasses import asdict
 from ..analysis.dominance import dominance
 from ..analysis.evaluation import log_ratios_from_logprobs
 from ..analysis.failures import worst_pair
+from ..analysis.inference import p_text
 from ..analysis.selection import condition
 from ..analysis.trials import pair_votes, prepare_trials
 from ..names import slug
@@ -60,10 +61,6 @@ def _headline(result: dict) -> dict:
     return row
 
 
-def _q(p: float | None) -> str:
-    return "" if p is None else f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
-
-
 def score_rows(entries: dict) -> list[dict]:
     """One row per condition of an experiment: the result's scores, ceilings and q-values."""
     rows = []
@@ -71,9 +68,9 @@ def score_rows(entries: dict) -> list[dict]:
         rows.append({"condition": cond, "selection": e["selection"], "units": e["n_units"], "trials": e["n_trials"],
                      "accuracy": e["accuracy"], "accuracy SE": e["accuracy_stderr"], "accuracy ceiling": f"{e['accuracy_noise_ceiling']['lower']:.3f}-"
                      f"{e['accuracy_noise_ceiling']['upper']:.3f}", "q vs lower (accuracy)":
-                     _q(e["p_vs_lower_ceiling"]["accuracy"]), "SRCS": e["srcs"], "SRCS SE": e["srcs_stderr"], "SRCS ceiling":
+                     p_text(e["p_vs_lower_ceiling"]["accuracy"]), "SRCS": e["srcs"], "SRCS SE": e["srcs_stderr"], "SRCS ceiling":
                      f"{e['srcs_noise_ceiling']['lower']:.3f}-{e['srcs_noise_ceiling']['upper']:.3f}",
-                     "q vs lower (SRCS)": _q(e["p_vs_lower_ceiling"]["srcs"]),
+                     "q vs lower (SRCS)": p_text(e["p_vs_lower_ceiling"]["srcs"]),
                      "degenerate": e.get("degenerate") or ""})
     return rows
 
@@ -88,7 +85,7 @@ def versus_rows(entries: dict, name: str) -> list[dict]:
                        "this model better" if h["better"] == name else "other model better")
             rows.append({"condition": cond, "other model": other, "selection": h["selection"],
                          "pairs disagreeing": f"{h['n_pairs']} of {h['n_pairs_selected']}", "trials": h["n_trials"],
-                         "share for this model": h["share"], "q (BH)": _q(h["p_bh"]), "verdict": verdict})
+                         "share for this model": h["share"], "q (BH)": p_text(h["p_bh"]), "verdict": verdict})
     return rows
 
 

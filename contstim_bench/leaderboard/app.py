@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..analysis.inference import ALPHA, p_text
 from .board_html import panel_tables
 from .policy import grouped_rows, load_entries
 from .table import COLUMNS, panels
@@ -153,10 +154,11 @@ def table_frame(rows: list[dict], label: str) -> pd.DataFrame:
 
 
 def _fmt_p(p) -> str:
-    """BH-adjusted p as text, ``*`` when q < .05; empty for the leader itself."""
+    """BH-adjusted p as text (:func:`~contstim_bench.analysis.inference.p_text`), ``*`` when q <
+    .05; empty for the leader itself."""
     if p is None or pd.isna(p):
         return ""
-    return (f"{p:.1e}" if p < 0.001 else f"{p:.3f}") + ("*" if p < 0.05 else "")
+    return p_text(float(p)) + ("*" if p < ALPHA else "")
 
 
 def unverified_frame(rows: list[dict], label: str) -> pd.DataFrame:

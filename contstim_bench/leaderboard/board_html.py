@@ -10,6 +10,7 @@ import math
 import re
 
 from .. import names
+from ..analysis.inference import p_text
 from .policy import UNVERIFIED_NOTE, UNVERIFIED_TITLE, VERIFIED_TITLE
 
 SLUG_LENGTH = 80  # longest page name of a model
@@ -28,12 +29,6 @@ def num(v, digits: int = 3) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return ""
     return f"{v:.{digits}f}"
-
-
-def p_text(v) -> str:
-    if v is None:
-        return ""
-    return f"{v:.1e}" if v < 0.001 else f"{v:.3f}"
 
 
 def td(value, text: str | None = None, cls: str = "") -> str:

@@ -29,7 +29,8 @@ from pathlib import Path
 
 from .._version import __version__
 from .identity import display_name, identity
-from .board_html import E, num, p_td, p_text, panel_id, panel_tables, se_html, slug, td
+from ..analysis.inference import p_text
+from .board_html import E, num, p_td, panel_id, panel_tables, se_html, slug, td
 from .policy import grouped_matrices, grouped_rows, load_entries
 from ..analysis.ranking import SHOWN_DIGITS
 from .table import COLUMNS, overview_rows, panels, rows_to_csv

@@ -2,13 +2,9 @@
 from __future__ import annotations
 
 from ..analysis.accuracy import DEFAULT_TIES
-from ..analysis.inference import ALPHA
+from ..analysis.inference import ALPHA, p_text, stars
 from ..analysis.ranking import Ranked, rank_models, rank_text
 from ..benchmarks.base import short_reason
-
-
-def _fmt_p(p: float) -> str:
-    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
 
 
 def stderr_text(stderr: float | None) -> str:
@@ -20,11 +16,9 @@ def stderr_text(stderr: float | None) -> str:
 def _marks(p: float, value: float, lower: float) -> str:
     """Below the lower noise ceiling: ``*`` q < .05, ``**`` q < .01, ``***`` q < .001 (the
     paper's asterisks); ``^`` significantly above it (q < .05); nothing otherwise."""
-    if p >= ALPHA:
+    if not p < ALPHA:
         return ""
-    if value > lower:
-        return "^"
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*"
+    return "^" if value > lower else stars(p)
 
 
 def _winner(better: str | None, model: str, significant: bool) -> str:
@@ -54,7 +48,7 @@ def _head_to_head_line(other: str, h: dict, name: str) -> str:
                 "not separable on this data")
     return (
         f"{head} disagree on {h['n_pairs']:>4} of {h['n_pairs_selected']:>4} pairs ({h['n_trials']:>5} trials): "
-        f"share {h['share']:.3f} q={_fmt_p(h['p_bh']):>7} {_winner(h['better'], name, h['significant'])}"
+        f"share {h['share']:.3f} q={p_text(h['p_bh']):>7} {_winner(h['better'], name, h['significant'])}"
     )
 
 
@@ -87,8 +81,8 @@ def _versus_lines(exp: str, key: str, e: dict, name: str) -> list[str]:
             basis = c["basis"].replace("_", " ")
             lines.append(
                 f"    {ref:<22} [{basis:<13}] accuracy {c['accuracy']:.3f} "
-                f"delta {c['accuracy_delta']:+.3f} q={_fmt_p(c['accuracy_p_bh']):>7} {won['accuracy']:<10} "
-                f"SRCS {c['srcs']:.3f} delta {c['srcs_delta']:+.3f} q={_fmt_p(c['srcs_p_bh']):>7} {won['srcs']}"
+                f"delta {c['accuracy_delta']:+.3f} q={p_text(c['accuracy_p_bh']):>7} {won['accuracy']:<10} "
+                f"SRCS {c['srcs']:.3f} delta {c['srcs_delta']:+.3f} q={p_text(c['srcs_p_bh']):>7} {won['srcs']}"
             )
     return lines
 
@@ -141,7 +135,7 @@ def summary_table(result: dict) -> str:
                 ceiling = f"{c['lower']:.3f}-{c['upper']:.3f}"
                 cells.append(
                     f"{e[m]:>6.3f}{_marks(p, e[m], c['lower']):<3} {stderr_text(e[f'{m}_stderr']):>5} "
-                    f"{ceiling:>{width}} {_fmt_p(p):>8} "
+                    f"{ceiling:>{width}} {p_text(p):>8} "
                     f"{(rank_text(rank) if rank else '-'):>5}"
                 )
             lines.append(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..analysis.inference import p_text
 from .figures import Mark, add_key, pyplot
 from .items import figure_kind, table_kind
 
@@ -54,19 +55,14 @@ def synthesis_figure(item: dict):
     return fig
 
 
-def _p_text(p: float | None) -> str:
-    """A p-value as the paper prints it: 4 decimals, "< 0.0001" below that."""
-    return "" if p is None else "< 0.0001" if p < 1e-4 else f"{p:.4f}"
-
-
 @table_kind("token_counts")
 def token_count_rows(item: dict) -> list[dict]:
     """Table S2: one row per model (counts of the tested synthetic pairs by which sentence has more
     of the model's tokens, the model's ties, the binomial p and its BH q; a star and bold on q < .05)."""
     return [{"model": r["model"] + ("" if r["selection"] == "targeted" else " (every synthetic pair)"),
              "pairs": r["n_pairs"], "accepted has more tokens": r["accepted_more"], "equal token counts": r["equal"],
-             "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": _p_text(r["p"]),
-             "q (BH)": _p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
+             "rejected has more tokens": r["rejected_more"], "model ties": r["model_ties"], "p": p_text(r["p"]),
+             "q (BH)": p_text(r["p_bh"]) + (" *" if r["significant"] else ""),
              "_bold": {"q (BH)": r["significant"]}} for r in item["data"]["rows"]]
 
 

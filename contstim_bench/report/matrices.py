@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..analysis.inference import ALPHA
+from ..analysis.inference import stars
 from ..spreadsheet import safe_cell
 from .figures import FORMATS, Mark, add_key, pyplot, save_figure
 
@@ -34,13 +34,6 @@ CONDITION_TITLES = {
     "all": "all trials",
 }
 NOT_SEPARABLE = "no disagreement: not separable on this data"
-
-
-def stars(p_bh: float | None) -> str:
-    """``***`` q < .001, ``**`` q < .01, ``*`` q < .05, else nothing."""
-    if p_bh is None or p_bh >= ALPHA:
-        return ""
-    return "***" if p_bh < 0.001 else "**" if p_bh < 0.01 else "*"
 
 
 def model_order(block: dict) -> list[str]:

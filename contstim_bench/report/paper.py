@@ -19,7 +19,8 @@ import numpy as np
 from ..spreadsheet import safe_cell
 from .figures import FORMATS, Mark, add_key, pyplot, save_figure
 from .items import figure_kind, kind_of, table_columns, table_kind
-from .matrices import agreement_figure, head_to_head_figure, stars
+from ..analysis.inference import stars
+from .matrices import agreement_figure, head_to_head_figure
 from .page_html import table_html, table_markdown
 from .plots import bar_marks, bar_panel, panel_min
 

@@ -137,3 +137,13 @@ def test_oov_ratio_of_gemma3_tokenizer(eventsadapt):
     assert counts["souvenir"] == 2  # sou venir
     got = oov_ratio(words, counts)
     assert (got["n_split"], got["n_words"]) == (3006, 9492)
+
+
+def test_the_one_p_formatter_and_stars():
+    """analysis.inference.p_text and stars: every table, page and summary prints p this way;
+    None and NaN (no test) print nothing (report/matrices' stars once marked NaN with '*')."""
+    from contstim_bench.analysis.inference import p_text, stars as marks
+
+    assert [p_text(p) for p in (0.0004, 0.012, 0.3, None, float("nan"))] == ["4.0e-04", "0.012", "0.300", "", ""]
+    assert [marks(p) for p in (0.0004, 0.009, 0.012, 0.3, None, float("nan"))] == ["***", "**", "*", "", "", ""]
+    assert marks(0.3, not_significant="n.s.") == "n.s." and marks(float("nan"), not_significant="n.s.") == ""
