@@ -28,6 +28,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .._version import __version__
+from ..report.page_html import page
 from .identity import display_name, identity
 from ..analysis.inference import p_text
 from .board_html import E, num, p_td, panel_id, panel_tables, se_html, slug, td
@@ -59,20 +60,18 @@ def load_results(results_dir: str | os.PathLike, validate: bool = True, datasets
 
 
 def _page(title: str, body: str, root: str = "") -> str:
-    return (
-        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-        '<meta name="viewport" content="width=device-width, initial-scale=1">\n'
-        f"<title>{E(title)}</title>\n"
-        f'<link rel="stylesheet" href="{root}style.css">\n'
-        f'<script src="{root}data.js"></script>\n<script src="{root}app.js"></script>\n'
-        "</head>\n<body>\n"
+    """A page of the site in the one page frame (:func:`contstim_bench.report.page_html.page`):
+    the site's stylesheet and scripts, its header and navigation."""
+    head = (f'<link rel="stylesheet" href="{root}style.css">\n'
+            f'<script src="{root}data.js"></script>\n<script src="{root}app.js"></script>')
+    return page(title, (
         f'<header><h1>{E(TITLE)}</h1><p>How well do a language model\'s sentence probabilities predict '
         "which of two sentences people judge more likely? Controversial sentence pairs, Golan et al. 2023.</p></header>\n"
         f'<nav><a href="{root}index.html">Leaderboard</a><a href="{root}matrix.html">Pairwise significance</a>'
         f'<a href="{root}export/leaderboard.csv" data-export="csv" id="export-csv">Download CSV</a>'
         f'<a href="{root}export/leaderboard.json" data-export="json" id="export-json">Download JSON</a></nav>\n'
-        f"<main>\n{body}\n</main>\n</body>\n</html>\n"
-    )
+        f"<main>\n{body}\n</main>"
+    ), head)
 
 
 # --------------------------------------------------------------------------- pages

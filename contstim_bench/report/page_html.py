@@ -85,8 +85,12 @@ def not_available(why: str) -> str:
     return f'<p class="na"><b>Not available:</b> {html.escape(why)}</p>'
 
 
-def page(title: str, body: str) -> str:
-    """A complete HTML document (UTF-8, inline style, no script, no external resource)."""
-    return ("<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
-            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>{body}</body></html>\n")
+def page(title: str, body: str, head: str | None = None) -> str:
+    """A complete HTML document, the one page frame of every page the package writes (the report
+    pages, the paper's report index, the leaderboard site): UTF-8, the viewport, the escaped
+    ``title``, then ``head`` (default: the inline :data:`STYLE`, so the page needs no script and
+    no external resource) and ``body`` (HTML)."""
+    head = f"<style>{STYLE}</style>" if head is None else head
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
+            f"<title>{html.escape(title)}</title>\n{head}\n</head>\n<body>\n{body}\n</body>\n</html>\n")

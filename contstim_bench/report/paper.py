@@ -21,7 +21,7 @@ from .figures import FORMATS, Mark, add_key, pyplot, save_figure
 from .items import figure_kind, kind_of, table_columns, table_kind
 from ..analysis.inference import stars
 from .matrices import agreement_figure, head_to_head_figure
-from .page_html import table_html, table_markdown
+from .page_html import page, table_html, table_markdown
 from .plots import bar_marks, bar_panel, panel_min
 
 
@@ -237,13 +237,8 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
     models = ", ".join(f"{html.escape(m)} ({html.escape(d)})" for m, d in report["models"].items())
     toc = "".join(f'<li><a href="#{i["id"]}">{html.escape(i["title"])}</a></li>' for i in report["items"])
     index = out / "index.html"
-    index.write_text(
-        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>contstim-bench report: {html.escape(exp)} experiment</title><style>"
-        "body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}"
-        "img{max-width:100%;border:1px solid #ddd}table{border-collapse:collapse;font-size:0.9em}"
-        "td,th{border-bottom:1px solid #ddd;padding:4px 8px;text-align:left}.files{font-size:0.85em}"
-        "</style></head><body>"
+    index.write_text(page(
+        f"contstim-bench report: {exp} experiment",
         f"<h1>Golan et al. (2023): figures and tables of the {html.escape(exp)} experiment</h1>"
         f"<p>Computed by contstim-bench from {'the human trials and ' if report['unit'] else ''}the reference "
         f"models' published log-probabilities (natural log). Models: {models}. "
@@ -252,8 +247,7 @@ def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> l
         f"Seed for ties among the most severe failures: {report['seed']}. All numbers: "
         f'<a href="report.json">report.json</a>.</p><ul>{toc}</ul>'
         + "".join(sections)
-        + (f"<h2>Not produced</h2><ul>{skipped}</ul>" if skipped else "")
-        + "</body></html>\n",
+        + (f"<h2>Not produced</h2><ul>{skipped}</ul>" if skipped else "")),
         encoding="utf-8",
     )
     data = out / "report.json"
