@@ -245,24 +245,17 @@ def _prepared_with_panels(
     return entries, panels
 
 
-def evaluate_log_ratios(
-    trials: pd.DataFrame,
-    log_ratio,
-    model_name: str,
-    reference_log_ratios: Mapping[str, Sequence[float]] | None = None,
-    unit: str | None = None,
-    conditions: Sequence[str] | None = None,
-    ties: str = DEFAULT_TIES,
-) -> dict[str, dict]:
+def evaluate_log_ratios(trials: pd.DataFrame, log_ratio, model_name: str,
+                        reference_log_ratios: Mapping[str, Sequence[float]] | None = None, **options) -> dict[str, dict]:
     """Score per-trial log-ratios ``log p(sentence2|m) - log p(sentence1|m)`` (natural log).
 
     ``log_ratio`` and every array of ``reference_log_ratios`` (name -> per-trial log-ratios)
     are aligned with the rows of ``trials``.  Returns ``{condition key: entry}`` for the
-    conditions that have trials (see the module docstring for the entry and
-    :func:`evaluate_log_ratios_with_panels` for the arguments).
+    conditions that have trials (see the module docstring for the entry);
+    ``options``: ``unit``, ``conditions`` and ``ties`` of
+    :func:`evaluate_log_ratios_with_panels`, whose entries these are.
     """
-    return evaluate_log_ratios_with_panels(trials, log_ratio, model_name, reference_log_ratios, unit=unit,
-                                           conditions=conditions, ties=ties)[0]
+    return evaluate_log_ratios_with_panels(trials, log_ratio, model_name, reference_log_ratios, **options)[0]
 
 
 def unique_sentences(trials: pd.DataFrame) -> list[str]:
@@ -335,19 +328,11 @@ def evaluate_with_panels(
     return _prepared_with_panels(prepared, log_ratios_from_logprobs(trials, lp), model_name, refs, conditions, ties)
 
 
-def evaluate_logprobs(
-    trials: pd.DataFrame,
-    logprob: LogProbs,
-    model_name: str,
-    reference_logprobs: Mapping[str, LogProbs] | None = None,
-    unit: str | None = None,
-    conditions: Sequence[str] | None = None,
-    ties: str = DEFAULT_TIES,
-) -> dict[str, dict]:
+def evaluate_logprobs(trials: pd.DataFrame, logprob: LogProbs, model_name: str,
+                      reference_logprobs: Mapping[str, LogProbs] | None = None, **options) -> dict[str, dict]:
     """Score a model given its natural-log sentence probabilities: the entries of
-    :func:`evaluate_with_panels`."""
-    return evaluate_with_panels(trials, logprob, model_name, reference_logprobs, unit=unit,
-                                conditions=conditions, ties=ties)[0]
+    :func:`evaluate_with_panels` (``options``: its ``unit``, ``conditions`` and ``ties``)."""
+    return evaluate_with_panels(trials, logprob, model_name, reference_logprobs, **options)[0]
 
 
 def reference_panel(
