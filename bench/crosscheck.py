@@ -101,14 +101,14 @@ def run_masked(minicons_python: str, n: int = 60) -> dict:
     """Compare ``pll`` and ``pll-word-l2r`` with minicons on ``n`` natural sentences + 2 extra."""
     from contstim_bench.data import sources
     from contstim_bench.scoring import masked
+    from contstim_bench.scoring.base import LoadSettings
 
     pool = sources.resolve(NATURAL).read_text(encoding="utf-8").splitlines()
     sentences = pool[:: max(1, len(pool) // n)][:n] + EXTRA
     with tempfile.TemporaryDirectory() as tmp:
         folder = build_model(Path(tmp) / "mlm", pool)
         ours = {
-            m: masked.from_spec(str(folder), {"method": m}, kind="hf-masked", device="cpu", cache=False,
-                                progress=False).score(sentences)
+            m: masked.from_spec(str(folder), {"method": m}, LoadSettings("hf-masked", device="cpu", cache=False, progress=False)).score(sentences)
             for m in ("pll", "pll-word-l2r")
         }
         theirs = run_minicons(minicons_python, folder, sentences)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
+from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer, validate_sentences
 from .causal_bounds import tile_cache
 from .causal_prefix import SharedPrefixScoring
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
@@ -353,18 +353,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         return list(zip(toks, lp.tolist()))
 
 
-def from_spec(
-    target: str,
-    options: dict[str, str],
-    *,
-    kind: str = "hf-causal",
-    device=None,
-    dtype=None,
-    batch_size: int | None = None,
-    cache=None,
-    progress: bool = True,
-    max_tokens_per_batch: int | None = None,
-) -> CausalScorer:
+def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> CausalScorer:
     """Factory of ``hf-causal:<target>?start=<token>&revision=<rev>&device_map=auto&max_memory=...``
     (target: Hub id, folder or short name)."""
     from . import offline
@@ -376,14 +365,14 @@ def from_spec(
     path: str | Path = target
     name = target
     if target in offline.OFFLINE_MODELS:
-        path = offline.model_dir(target, progress=progress)
+        path = offline.model_dir(target, progress=load.progress)
         packaged = offline.OFFLINE_MODELS[target].start_token
         if start is None and recorded_start_token(path) != packaged:
             start = packaged  # else the folder's marker gives it (and the scorer defers its checks)
-    spec = format_spec(kind, target, options)
+    spec = format_spec(load.kind, target, options)
     return CausalScorer(
-        path, start=start, device=device, dtype=dtype, batch_size=batch_size, cache=cache,
-        progress=progress, spec=spec, name=name, revision=options.get("revision"),
+        path, start=start, device=load.device, dtype=load.dtype, batch_size=load.batch_size, cache=load.cache,
+        progress=load.progress, spec=spec, name=name, revision=options.get("revision"),
         device_map=options.get("device_map"), max_memory=parse_max_memory(options.get("max_memory")),
-        max_tokens_per_batch=max_tokens_per_batch,
+        max_tokens_per_batch=load.max_tokens_per_batch,
     )

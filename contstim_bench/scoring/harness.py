@@ -31,7 +31,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from .base import Scorer, hash_files
+from .base import hash_files, LoadSettings, Scorer
 from .credentials import Redactor, guard_loggers
 from .harness_checks import BackendOutputError, check_loglikelihoods, watch_completions
 from .spec import format_spec
@@ -287,8 +287,7 @@ def _held_secrets(lm) -> list[str]:
     return held
 
 
-def from_spec(target: str, options: dict[str, str], *, kind: str = "lm-eval", device=None, dtype=None,
-              batch_size=None, cache=None, progress: bool = True) -> HarnessScorer:
+def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> HarnessScorer:
     """Factory of ``lm-eval:<model type>?<model args>&start=<token>`` (see the module docstring)."""
     from . import offline
 
@@ -305,8 +304,8 @@ def from_spec(target: str, options: dict[str, str], *, kind: str = "lm-eval", de
     for key in FOLDER_ARGS:
         if args.get(key) in offline.OFFLINE_MODELS:
             name = args[key]
-            args[key] = str(offline.model_dir(name, progress=progress))
+            args[key] = str(offline.model_dir(name, progress=load.progress))
             default_start = default_start or offline.OFFLINE_MODELS[name].start_token
-    return HarnessScorer(target, args, start=start, default_start=default_start, device=device, dtype=dtype,
-                         batch_size=batch_size, cache=cache, progress=progress,
-                         spec=format_spec(kind, target, options))
+    return HarnessScorer(target, args, start=start, default_start=default_start, device=load.device, dtype=load.dtype,
+                         batch_size=load.batch_size, cache=load.cache, progress=load.progress,
+                         spec=format_spec(load.kind, target, options))

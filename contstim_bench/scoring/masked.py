@@ -45,7 +45,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from . import masked_rows
-from .base import Scorer, ScoreCache, hash_files, length_sorted_batches, validate_sentences
+from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer, validate_sentences
 from .devices import describe_device_dtype, resolve_device, resolve_dtype
 from .hf_loading import load_masked_lm, masked_folder, masked_model_files, object_fingerprint
 from .masked_head import ReadoutLogits
@@ -421,20 +421,10 @@ def _parse_normalize(value) -> str:
     raise ValueError(f"normalize must be auto, 1 or 0, got {value!r}")
 
 
-def from_spec(
-    target: str,
-    options: dict[str, str],
-    *,
-    kind: str,
-    device=None,
-    dtype=None,
-    batch_size=None,
-    cache=None,
-    progress=True,
-) -> MaskedLMScorer:
+def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> MaskedLMScorer:
     """Scorer for ``hf-masked:<target>?<options>`` (see the module docstring for options)."""
-    if kind != "hf-masked":
-        raise ValueError(f"contstim_bench.scoring.masked builds hf-masked scorers, not {kind!r}")
+    if load.kind != "hf-masked":
+        raise ValueError(f"contstim_bench.scoring.masked builds hf-masked scorers, not {load.kind!r}")
     if not target:
         raise ValueError("hf-masked: needs a model id or folder, e.g. hf-masked:path/to/model?method=pll")
     opts = dict(options or {})
@@ -452,7 +442,7 @@ def from_spec(
             raise ValueError(f"hf-masked:{target}: {name} must be an integer, got {opts[name]!r}") from None
 
     folder = masked_folder(target)
-    torch_dtype = resolve_dtype(dtype)
+    torch_dtype = resolve_dtype(load.dtype)
     model, tokenizer = load_masked_lm(folder, torch_dtype)
     spec = f"hf-masked:{target}" + ("?" + "&".join(f"{k}={v}" for k, v in sorted(opts.items())) if opts else "")
     return MaskedLMScorer(
@@ -464,11 +454,11 @@ def from_spec(
         orders=_int("orders", 100),
         seed=_int("seed", 0),
         max_rows=_int("max_rows", MAX_EXACT_ROWS),
-        batch_size=batch_size,
-        device=device,
+        batch_size=load.batch_size,
+        device=load.device,
         dtype=torch_dtype,
         spec=spec,
         files=masked_model_files(folder),
-        cache=cache,
-        progress=progress,
+        cache=load.cache,
+        progress=load.progress,
     )

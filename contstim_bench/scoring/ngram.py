@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .base import ScoreCache, Scorer, hash_files
+from .base import hash_files, LoadSettings, ScoreCache, Scorer
 
 LN10 = math.log(10.0)
 EOS = "</s>"
@@ -225,23 +225,13 @@ class NgramScorer(Scorer):
         return total[[index[c] for c in cands]] * LN10
 
 
-def from_spec(
-    target: str,
-    options: dict[str, str],
-    *,
-    kind: str = "kenlm",
-    device=None,
-    dtype=None,
-    batch_size=None,
-    cache: ScoreCache | None | bool = None,
-    progress: bool = True,
-) -> NgramScorer:
+def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> NgramScorer:
     """Build an :class:`NgramScorer` from ``kenlm:<path>[?bos=1&eos=1]``.
 
     ``device``, ``dtype`` and ``batch_size`` do not apply to KenLM and are ignored.
     """
-    if kind != "kenlm":
-        raise ValueError(f"ngram.from_spec handles kenlm: specs, not {kind}:")
+    if load.kind != "kenlm":
+        raise ValueError(f"ngram.from_spec handles kenlm: specs, not {load.kind}:")
     if not target:
         raise ValueError("kenlm: spec needs a model file, e.g. kenlm:model.arpa")
     opts = dict(options or {})
@@ -250,4 +240,4 @@ def from_spec(
         raise ValueError(f"unknown kenlm option(s) {unknown}; known: bos, eos")
     bos = _parse_bool("bos", opts["bos"]) if "bos" in opts else True
     eos = _parse_bool("eos", opts["eos"]) if "eos" in opts else True
-    return NgramScorer(target, bos=bos, eos=eos, cache=cache, progress=progress)
+    return NgramScorer(target, bos=bos, eos=eos, cache=load.cache, progress=load.progress)

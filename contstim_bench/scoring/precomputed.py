@@ -41,7 +41,7 @@ import numpy as np
 import pyarrow.parquet as pq
 
 from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
-from .base import Scorer, hash_files
+from .base import hash_files, LoadSettings, Scorer
 
 DATASET = "contstim"
 CONFIG = "sentences"
@@ -260,12 +260,11 @@ OPTION_KEYS = {"split", "sentences"}
 """Options of a ``precomputed:`` spec (checked by the registry before building the scorer)."""
 
 
-def from_spec(name: str, options: dict | None = None, **kwargs) -> PrecomputedScorer:
+def from_spec(name: str, options: dict | None, load: LoadSettings) -> PrecomputedScorer:
     """Build the scorer of ``precomputed:NAME`` (registry entry point).
 
-    ``options`` are the spec's query options (only ``split``); ``kwargs`` may pass
-    ``datasets_dir`` and ``progress`` (others, e.g. ``cache``/``device``, do not apply to a
-    lookup and are ignored).
+    ``options`` are the spec's query options (only ``split``); of ``load``, ``datasets_dir``
+    and ``progress`` apply (a lookup has no device and caches nothing).
     """
     options = dict(options or {})
     unknown = set(options) - OPTION_KEYS
@@ -279,10 +278,10 @@ def from_spec(name: str, options: dict | None = None, **kwargs) -> PrecomputedSc
                              f"(one float64 per line of the text file)")
         if "split" in options:
             raise ValueError(f"precomputed:{name}: split= applies to the dataset's reference models, not to a pool array")
-        return PrecomputedScorer(name, pool=options["sentences"], progress=bool(kwargs.get("progress", False)))
+        return PrecomputedScorer(name, pool=options["sentences"], progress=bool(load.progress))
     return PrecomputedScorer(
         name,
         split=options.get("split"),
-        datasets_dir=kwargs.get("datasets_dir"),
-        progress=bool(kwargs.get("progress", False)),
+        datasets_dir=load.datasets_dir,
+        progress=bool(load.progress),
     )

@@ -68,13 +68,15 @@ cancelling a preference for the answer "1" (or the first-listed word); the defau
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import hashlib
 import re
 from collections.abc import Sequence
 
 import numpy as np
 
-from .base import cached_values, resolve_cache, validate_sentences
+from .base import cached_values, LoadSettings, resolve_cache, validate_sentences
 from .prompt_templates import (  # noqa: F401  (TEMPLATES re-exported: the prompts' public home was here)
     DEFAULT_QUERY,
     TEMPLATES,
@@ -343,8 +345,7 @@ class PromptScorer:
         return values
 
 
-def from_spec(target: str, options: dict[str, str], *, kind: str = "prompt", device=None,
-              dtype=None, batch_size=None, cache=None, progress: bool = True) -> PromptScorer:
+def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> PromptScorer:
     """Factory of ``prompt:<causal model>?template=NAME[&chat=yes][&order=both][&query=Q][&start=TOK]``.
 
     ``<causal model>``: an offline short name, a Hub id or folder, or an ``hf-causal:`` spec.
@@ -365,9 +366,8 @@ def from_spec(target: str, options: dict[str, str], *, kind: str = "prompt", dev
             raise ValueError(f"prompt: needs a causal model, not {inner_kind}: ({target!r})")
     if "start" in options:
         inner_opts = {**inner_opts, "start": options["start"]}
-    lm = causal.from_spec(inner_target, inner_opts, kind="hf-causal", device=device, dtype=dtype,
-                          batch_size=batch_size, cache=False, progress=progress)
+    lm = causal.from_spec(inner_target, inner_opts, replace(load, kind="hf-causal", cache=False))
     chat = _flag(options.get("chat", "no"), "chat")
     spec = f"prompt:{target}?" + "&".join(f"{k}={v}" for k, v in sorted(options.items()))
     return PromptScorer(lm, template.name, chat=chat, order=options.get("order", "given"),
-                        cache=cache, progress=progress, spec=spec, query=options.get("query"))
+                        cache=load.cache, progress=load.progress, spec=spec, query=options.get("query"))

@@ -8,8 +8,7 @@ both the typed and the canonical spec, and options are checked before a model is
 
 Factories are imported lazily (``module:function`` of :data:`~.spec.FAMILIES`), so asking
 for an n-gram model never imports torch.  Each factory has the signature ``from_spec(target,
-options, *, kind, device=None, dtype=None, batch_size=None, cache=None, progress=True) ->
-scorer`` (``datasets_dir=`` too for families that read datasets).  A factory module may define
+options, load) -> scorer``, ``load`` a :class:`~.base.LoadSettings`.  A factory module may define
 ``OPTION_KEYS`` (a set of accepted option names, or a dict ``kind -> set``); any other key is
 rejected with an error naming it before the model is loaded.
 """
@@ -20,6 +19,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .base import LoadSettings
 from .spec import FAMILIES, KNOWN_KINDS, ModelSpec, format_spec, parse_spec, short_names
 
 __all__ = ["KNOWN_KINDS", "ModelSpec", "ScoringContext", "format_spec", "load_scorer", "parse_spec", "short_names"]
@@ -97,25 +97,17 @@ def load_scorer(
         raise FileNotFoundError(f"model file or folder not found for {ms.family}: {ms.target} (spec {ms.typed!r})")
     module, factory = _factory(ms.family)
     _check_options(getattr(module, "OPTION_KEYS", None), ms.family, ms.options, ms.typed)
-    extra = {"datasets_dir": datasets_dir if datasets_dir is not None else ctx.datasets_dir} \
-        if family.uses_datasets else {}
     budget = max_tokens_per_batch if max_tokens_per_batch is not None else ctx.max_tokens_per_batch
-    if budget is not None:
-        if not family.token_budget:
-            raise ValueError(f"a token budget per batch (max_tokens_per_batch) does not apply to {ms.family} models "
-                             f"(spec {ms.typed!r}); they batch by a number of sentences (batch_size)")
-        extra["max_tokens_per_batch"] = budget
-    scorer = factory(
-        ms.target,
-        dict(ms.options),
-        kind=ms.family,
-        device=ms.device,
-        dtype=ms.dtype,
-        batch_size=batch_size if batch_size is not None else ctx.batch_size,
-        cache=cache if cache is not None else ctx.cache,
-        progress=ctx.progress if progress is None else progress,
-        **extra,
+    if budget is not None and not family.token_budget:
+        raise ValueError(f"a token budget per batch (max_tokens_per_batch) does not apply to {ms.family} models "
+                         f"(spec {ms.typed!r}); they batch by a number of sentences (batch_size)")
+    load = LoadSettings(
+        kind=ms.family, device=ms.device, dtype=ms.dtype,
+        batch_size=batch_size if batch_size is not None else ctx.batch_size, max_tokens_per_batch=budget,
+        cache=cache if cache is not None else ctx.cache, progress=ctx.progress if progress is None else progress,
+        datasets_dir=(datasets_dir if datasets_dir is not None else ctx.datasets_dir) if family.uses_datasets else None,
     )
+    scorer = factory(ms.target, dict(ms.options), load)
     scorer.spec = ms.canonical
     scorer.spec_typed = ms.typed
     return scorer

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .base import ScoreCache, Scorer, hash_files, length_sorted_batches
+from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer
 from .devices import describe_device_dtype, resolve_device, resolve_dtype
 from .ngram import validate_sweep
 
@@ -432,22 +432,14 @@ class RecurrentScorer(Scorer):
         return (prefix + first + suffix)[inverse]
 
 
-def from_spec(
-    target: str,
-    options: dict[str, str],
-    *,
-    kind: str,
-    device=None,
-    dtype=None,
-    batch_size=None,
-    cache: ScoreCache | None | bool = None,
-    progress: bool = True,
-) -> RecurrentScorer:
+def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> RecurrentScorer:
     """Build a :class:`RecurrentScorer` from ``rnn:<checkpoint dir>`` or ``lstm:<checkpoint dir>``."""
+    kind = load.kind
     if kind not in KINDS:
         raise ValueError(f"rnn.from_spec handles rnn: and lstm: specs, not {kind}:")
     if not target:
         raise ValueError(f"{kind}: spec needs a checkpoint folder, e.g. {kind}:models/{kind}")
     if options:
         raise ValueError(f"unknown {kind} option(s) {sorted(options)}; {kind}: specs take no options")
-    return RecurrentScorer(target, kind=kind, device=device, dtype=dtype, batch_size=batch_size, cache=cache, progress=progress)
+    return RecurrentScorer(target, kind=kind, device=load.device, dtype=load.dtype, batch_size=load.batch_size,
+                           cache=load.cache, progress=load.progress)

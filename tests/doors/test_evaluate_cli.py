@@ -12,6 +12,7 @@ import contstim_bench
 from contstim_bench.analysis.evaluation import evaluate_logprobs, log_ratios_from_logprobs
 from contstim_bench.cli import main as cli_main
 from contstim_bench.benchmarks.contstim import load_experiment, recompute
+from contstim_bench.scoring.base import LoadSettings
 from contstim_bench.scoring.precomputed import PrecomputedScorer, from_spec
 from metric_rows import metric_columns
 
@@ -145,7 +146,7 @@ def test_cli_explicit_main_without_human_data(run, tmp_path, capsys):
 
 def test_precomputed_scorer(run, monkeypatch):
     datasets, result = run
-    scorer = from_spec("electra_has_a_mouth", {"split": "pll"}, datasets_dir=datasets, kind="precomputed", device=None)
+    scorer = from_spec("electra_has_a_mouth", {"split": "pll"}, LoadSettings("precomputed", datasets_dir=datasets))
     assert isinstance(scorer, PrecomputedScorer) and scorer.spec == "precomputed:electra_has_a_mouth?split=pll"
     sentences = list(result["logprobs"])[:3]
     values = scorer.score(sentences + sentences[:1])
@@ -154,10 +155,10 @@ def test_precomputed_scorer(run, monkeypatch):
     with pytest.raises(ValueError, match="sentence 'Not in the data.' is not in .* for 'electra_has_a_mouth'"):
         scorer.score(["Not in the data."])
     assert scorer.describe()["dataset_fingerprint"] == result["benchmark"]["dataset_fingerprint"]
-    gpt2 = from_spec("gpt2", {}, datasets_dir=datasets)  # main split: 2,240 sentences
+    gpt2 = from_spec("gpt2", {}, LoadSettings("precomputed", datasets_dir=datasets))  # main split: 2,240 sentences
     assert len(gpt2._table) == 2240
     with pytest.raises(ValueError, match="unknown split 'test'"):
-        from_spec("gpt2", {"split": "test"}, datasets_dir=datasets)
+        from_spec("gpt2", {"split": "test"}, LoadSettings("precomputed", datasets_dir=datasets))
     # through the scorer registry, which maps the precomputed: prefix to this module
     registry = pytest.importorskip("contstim_bench.scoring.registry")
     monkeypatch.setenv("CONTSTIM_DATASETS", str(datasets))
