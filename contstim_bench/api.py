@@ -27,14 +27,6 @@ from .staging import check_inputs_kept
 __all__ = ["compare_models", "evaluate_model", "score_sentences", "set_threads"]
 
 
-def _experiments(experiments) -> list[str] | None:
-    exps, rounds = driver.split_experiments(experiments)
-    if rounds:
-        raise ValueError(f"unknown experiment {rounds[0]!r}; known: main, pll or all (a round written by `contstim "
-                         f"experiment ingest` is evaluated with benchmarks=['contstim.{rounds[0]}'])")
-    return exps
-
-
 RUN_OPTIONS_DOC = """``options``: a :class:`~contstim_bench.driver.RunOptions`; ``**run_options``: its fields as
     keyword arguments, replacing its values (``device``, ``dtype``, ``batch_size``,
     ``max_tokens_per_batch``, ``threads``: torch CPU threads, see :func:`set_threads`;
@@ -101,7 +93,9 @@ output convention of every door (:func:`contstim_bench.driver.write_outputs`): a
     return value is ``{identifier: result}``, one result per benchmark (``output``: one ``.json``
     file for one benchmark, else a folder receiving ``<identifier>.json`` each), and
     ``experiments``/``plots`` do not apply.  ``ties``: what a model tie scores in the contstim
-    accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).
+    accuracy (``half``, ``miss``, ``hit``; see :mod:`contstim_bench.analysis.accuracy`).  A round
+    named in ``experiments`` is evaluated as its benchmark ``contstim.<round>``, as ``contstim
+    evaluate --experiment ROUND`` does (:func:`contstim_bench.driver.asked_benchmarks`).
 
     Run options (:data:`RUN_OPTIONS_DOC`): ``max_tokens_per_batch``, for one, gives length-sorted
     batches under a token budget (hf-causal models).  Under ``accelerate launch`` the sentences are scored data-parallel
@@ -110,12 +104,12 @@ output convention of every door (:func:`contstim_bench.driver.write_outputs`): a
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))  # the driver silences processes other than 0
     options = driver.run_options(options, **run_options)
-    if benchmarks is not None:
-        if experiments is not None or plots not in (None, False):
-            raise ValueError("benchmarks= evaluates whole benchmarks: leave experiments and plots out")
-        return driver.evaluate(spec, benchmarks, options=options, datasets_dir=datasets_dir, name=name, ties=ties,
+    exps, asked, _ = driver.asked_benchmarks(experiments, benchmarks)
+    if asked is not None:  # benchmarks=, or rounds named as experiments
+        if plots not in (None, False):
+            raise ValueError("benchmarks (and rounds) are evaluated whole: leave plots out")
+        return driver.evaluate(spec, asked, options=options, datasets_dir=datasets_dir, name=name, ties=ties,
                                output=output, log=log)
-    exps = _experiments(experiments)
     bench = ContstimExperiment(None if exps is None else tuple(exps))
     if plots is True:
         if output is None:

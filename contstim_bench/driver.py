@@ -228,6 +228,39 @@ def score_sentences(model, sentences: Sequence[str], options: RunOptions = RunOp
         return scorer.score(sentences)
 
 
+def asked_benchmarks(experiments: Sequence[str] | str | None, benchmarks: Sequence[str] | None
+                     ) -> tuple[list[str] | None, list[str] | None, list[str]]:
+    """What a door was asked to evaluate, the same on every door: ``(the paper's experiments or
+    None for all, benchmark identifiers or None, the rounds named as experiments)``.  A round
+    named as an experiment (``--experiment ROUND``, ``experiments=[ROUND]``) is the benchmark
+    ``contstim.ROUND`` (:func:`split_experiments` tells them apart).  ValueError for rounds with
+    other benchmarks and for benchmarks with experiments."""
+    exps, rounds = split_experiments(experiments)
+    if rounds:
+        if benchmarks:
+            raise ValueError("a round is a benchmark of its own: give rounds alone (`contstim evaluate --experiment ROUND "
+                             "...` or `contstim evaluate --benchmark contstim.ROUND`), not with other benchmarks")
+        return None, [f"contstim.{r}" for r in rounds], rounds
+    if benchmarks and experiments is not None:
+        raise ValueError("benchmarks and experiments exclude each other (`contstim evaluate --benchmark contstim.pll` is "
+                         "`contstim evaluate --experiment pll`)")
+    return exps, (list(benchmarks) if benchmarks else None), []
+
+
+def evaluate_variants(model, benchmark: str, variants: Mapping[str, Mapping[str, Any]], *,
+                      options: RunOptions = RunOptions(), datasets_dir: str | os.PathLike | None = None,
+                      log: Log | None = None) -> dict[str, dict]:
+    """``benchmark`` once per set of its options (BLiMP with each of several ``method``\ s):
+    ``{key: result}`` in the order of ``variants`` (key -> benchmark options).  Every variant's
+    model (``spec_for``) is checked before any model loads."""
+    spec = parse_model(model)
+    bench = get_benchmark(benchmark, datasets_dir)
+    for opts in variants.values():
+        bench.spec_for(spec, opts.get("method"))
+    return {key: evaluate(spec, [benchmark], options=options, datasets_dir=datasets_dir, benchmark_options=opts,
+                          log=log)[benchmark] for key, opts in variants.items()}
+
+
 def check_datasets_folder(datasets_dir, benchmarks: Sequence[Benchmark], log: Log) -> None:
     """The paper's experiments are never evaluated from a round's folder, and a default run says
     which rounds it leaves out.

@@ -42,22 +42,17 @@ def _run(args) -> int:
     methods = list(dict.fromkeys(args.method or [None]))
     if len(methods) == 1:
         return run_benchmark("blimp", args, method=methods[0], paradigms=paradigms)
-    from ..benchmarks import get_benchmark
-    from ..driver import check_outputs, evaluate, model_inputs, parse_model, write_outputs
+    from ..driver import check_outputs, evaluate_variants, model_inputs, write_outputs
     from ..report.blimp import methods_table
     from ..scoring.parallel import is_main_process
 
     # several results: a folder, before any model runs
     check_outputs(args.output, len(methods), identifiers=[f"blimp.{m}" for m in methods],
                   reads=model_inputs(args.model))
-    spec = parse_model(args.model)
-    for method in methods:  # every method checked before any model loads
-        get_benchmark("blimp").spec_for(spec, method)
     limit = {"limit": args.limit} if args.limit is not None else {}
-    results = {method: evaluate(spec, ["blimp"], options=run_options(args), datasets_dir=args.datasets,
-                                benchmark_options={"method": method, "paradigms": paradigms, **limit},
-                                log=(lambda m: None) if args.quiet else None)["blimp"]
-               for method in methods}
+    results = evaluate_variants(args.model, "blimp", {m: {"method": m, "paradigms": paradigms, **limit} for m in methods},
+                                options=run_options(args), datasets_dir=args.datasets,
+                                log=(lambda m: None) if args.quiet else None)
     if not is_main_process():
         return 0
     for path in write_outputs({f"blimp.{m}": r for m, r in results.items()}, args.output):

@@ -63,23 +63,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _run(args) -> int:
     from ..api import evaluate_model
-    from ..driver import split_experiments
+    from ..driver import asked_benchmarks
     from ..report import summary
     from ..report.contstim import summary_table
     from ..results import default_output
     from ..scoring.parallel import is_main_process
 
-    benchmarks = list(args.benchmark or [])
-    experiments, rounds = split_experiments(args.experiment)
+    experiments, benchmarks, rounds = asked_benchmarks(args.experiment, args.benchmark)
     if rounds:
-        if benchmarks:
-            raise ValueError("a round is a benchmark of its own: give rounds alone (--experiment ROUND ... or "
-                             "--benchmark contstim.ROUND), not with other benchmarks")
-        benchmarks = [f"contstim.{r}" for r in rounds]
         print(f"note: --experiment {' '.join(rounds)}: evaluated as --benchmark {' '.join(benchmarks)}",
               file=sys.stderr)
-    elif benchmarks and args.experiment:
-        raise ValueError("--benchmark and --experiment exclude each other (contstim.pll is --experiment pll)")
     if benchmarks:
         output = Path(args.output) if args.output else default_output(args.model).with_suffix("")
         results = evaluate_model(args.model, output=output, benchmarks=benchmarks, name=args.name,

@@ -300,6 +300,13 @@ def test_evaluate_a_round_by_identifier(study, tmp_path, capsys):
     other = got[f"contstim.{ROUND}"]
     assert other["model"]["name"] == "pll-bert"
     assert other["experiments"][ROUND]["synthetic_vs_synthetic"]["selection"] == "all"
+    # a round named as an experiment is its benchmark on the API as on the CLI (driver.asked_benchmarks)
+    named = contstim_bench.evaluate_model("precomputed:bert_has_a_mouth", experiments=ROUND, datasets_dir=datasets,
+                                          name="pll-bert")
+    assert list(named) == [f"contstim.{ROUND}"] and named[f"contstim.{ROUND}"]["experiments"] == other["experiments"]
+    with pytest.raises(ValueError, match="a round is a benchmark of its own"):
+        contstim_bench.evaluate_model("precomputed:roberta", experiments=ROUND, benchmarks=["blimp"],
+                                      datasets_dir=datasets)
     # the round's folder is never taken for a datasets folder of the paper's experiments
     round_folder = datasets / f"contstim-{ROUND}"
     with pytest.raises(ValueError, match=f"is the folder of the round contstim.{ROUND}"):
