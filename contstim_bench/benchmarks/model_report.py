@@ -55,11 +55,12 @@ def items_for(fmt: str):
 
 
 def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, seed: int = 0,
-                 source: str | None = None) -> dict:
+                 source: str | None = None, load_model=None) -> dict:
     """The page of ``result`` (a validated result dict of any format; module docstring).
 
     ``seed`` breaks ties among the most severe failures; ``source``: the file it was read from
-    (shown on the page).  ValueError for a format no page is made for."""
+    (shown on the page); ``load_model``: spec -> scorer, the door's loader, for the model's
+    tokenizer (Table S2).  ValueError for a format no page is made for."""
     from . import model_report_contstim, model_report_kauf, model_report_tokens, pll_properties_report
 
     fmt = result.get("format")
@@ -74,8 +75,10 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
                          f"of `contstim evaluate` (contstim, pll-properties), `contstim plausibility` and `contstim blimp` "
                          f"({', '.join(f for f in FORMATS if f in builders)})")
     headline, items = builders[fmt](result, datasets_dir=datasets_dir, seed=seed)
-    builtin_extras = {"contstim-bench-result": [model_report_tokens.token_count_items]}
-    for extra in builtin_extras.get(fmt, []) + EXTRA_ITEMS.get(fmt, []):
+    if fmt == "contstim-bench-result":
+        items += model_report_tokens.token_count_items(result, datasets_dir=datasets_dir, seed=seed,
+                                                       load_model=load_model)
+    for extra in EXTRA_ITEMS.get(fmt, []):
         items += extra(result, datasets_dir=datasets_dir, seed=seed)
     model = result["model"]
     name = model.get("name") or model.get("spec_typed") or model["spec"]

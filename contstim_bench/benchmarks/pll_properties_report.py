@@ -26,6 +26,7 @@ Nothing is scored here: every number comes from the results.
 from __future__ import annotations
 
 from ..analysis.pll_properties import INFLATION_EXAMPLES, inflation_by_position, score_agreement
+from ..scoring.spec import spec_label
 from .blimp_reference import METHOD_NAMES
 from .pll_properties import CAUSAL_METRIC, FORMAT, SUBTLEX
 
@@ -51,7 +52,7 @@ def _check(result: dict, what: str) -> None:
 def model_label(result: dict) -> str:
     """A result's model as the figures name it: its name, else its spec without options."""
     model = result["model"]
-    return model.get("name") or model["spec"].split("?")[0]
+    return model.get("name") or spec_label(model["spec"])
 
 
 def metric_label(metric: str) -> str:

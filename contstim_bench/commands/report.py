@@ -14,7 +14,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from ._common import DATASETS_HELP, existing_folder
+from ._common import DATASETS_HELP, add_run_args, existing_folder, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -50,6 +50,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     p.add_argument("--source", metavar="DIR", help="with --experiment main: raw-data folder for the sentence "
                    "features of Fig. S7 (default: $CONTSTIM_RAW_DATA, ../shared/data, the user cache, then download)")
+    add_run_args(p, device="with result files: where the model loads to count its tokens (Table S2)")
     p.set_defaults(func=_run)
 
 
@@ -72,7 +73,10 @@ def _run(args) -> int:
 
 
 def _run_results(args) -> int:
+    from functools import partial
+
     from ..benchmarks.model_report import across_results, model_report
+    from ..driver import load_model
     from ..report.pages import write_pages
     from ..results import read_result
     from ..staging import check_inputs_kept
@@ -82,7 +86,8 @@ def _run_results(args) -> int:
     reads = [("RESULT", path) for path in args.results]
     check_inputs_kept([("--out", Path(args.out) / "index.html")], reads)  # before any work; every page below
     results = [read_result(path) for path in args.results]
-    reports = [model_report(result, args.datasets, seed=args.seed, source=Path(path).name)
+    loader = partial(load_model, options=run_options(args, progress=False), datasets_dir=args.datasets)
+    reports = [model_report(result, args.datasets, seed=args.seed, source=Path(path).name, load_model=loader)
                for result, path in zip(results, args.results)]
     reports += across_results(results, args.datasets)
     paths = write_pages(reports, args.out, reads)

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..names import MAX_TEXT_LENGTH, check_name
+from ..scoring.spec import split_named
 
 ROLES = ("candidate", "reference")
 
@@ -41,11 +42,9 @@ def parse_models(text: str | Sequence[str], minimum: int = 2, flag: str = "--mod
     for i, item in enumerate(items):
         if not item:
             raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
-        name, sep, spec = item.partition("=")
-        if sep and ":" not in name and name.strip() and spec.strip():
-            out.append(ModelEntry(check_name(name.strip(), f"model name in {flag}"), spec.strip()))
-        else:
-            out.append(ModelEntry(check_name(item, f"model spec in {flag}", MAX_TEXT_LENGTH), item))
+        name, spec = split_named(item)
+        out.append(ModelEntry(check_name(name, f"model name in {flag}"), spec) if name is not None
+                   else ModelEntry(check_name(item, f"model spec in {flag}", MAX_TEXT_LENGTH), item))
     if len(out) < minimum:
         want = "two models" if minimum == 2 else f"{minimum} model(s) in {flag}"
         raise ValueError(f"need at least {want} to synthesise controversial pairs, got {len(out)}")

@@ -118,7 +118,7 @@ def _causal(target: str, options: dict[str, str], folder: Path | None, family: s
 def admit(spec: str, folder: str | os.PathLike | None = None) -> Admission:
     """Resolve a submitted spec under the policy of the module docstring.  ``folder``: the
     maintainer's models folder (default :func:`models_folder`)."""
-    from ..scoring.spec import format_spec, parse_spec
+    from ..scoring.spec import format_spec, names_a_spec, parse_spec
     from ..study import ALL_REFERENCE_MODELS
 
     root = models_folder(folder)
@@ -139,7 +139,7 @@ def admit(spec: str, folder: str | os.PathLike | None = None) -> Admission:
         return Admission(spec)
     if family == "prompt":
         inner_family, inner_target, inner_options = ("hf-causal", target, {})
-        if ":" in target:
+        if names_a_spec(target):
             try:
                 inner_family, inner_target, inner_options = parse_spec(target)
             except ValueError:

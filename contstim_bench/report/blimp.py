@@ -2,6 +2,7 @@
 with Kauf & Ivanova's (2023) Table 3 beside (reads results, computes no score)."""
 from __future__ import annotations
 
+from ..scoring.spec import spec_label
 from ..benchmarks.blimp_reference import METHOD_NAMES, PHENOMENA, paper_model, reference_rows
 
 _SHORT = {"anaphor_agreement": "ANA", "argument_structure": "ARG", "binding": "BIND", "control_raising": "CTRL",
@@ -40,7 +41,7 @@ def methods_table(results: dict[str, dict]) -> str:
     spec = first["model"]["spec"]
     overall = first["accuracy"]["overall"]
     head = f"{'':<40} {'overall':>7} " + " ".join(f"{_SHORT[p]:>5}" for p in PHENOMENA)
-    lines = [f"BLiMP by method: {spec.split('?')[0]} ({overall['n_paradigms']} paradigms, {overall['n_pairs']} pairs; "
+    lines = [f"BLiMP by method: {spec_label(spec)} ({overall['n_paradigms']} paradigms, {overall['n_pairs']} pairs; "
              "accuracy in %, mean of paradigm accuracies)", "", head, "-" * len(head)]
 
     def row(label: str, overall_pct: float, by: dict[str, float | None]) -> str:

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ..names import check_name
-from .spec import ModelSpec
+from .spec import ModelSpec, split_named
 
 
 @dataclass(frozen=True)
@@ -41,11 +41,9 @@ def parse_named_specs(text: str | Sequence[str], *, minimum: int = 1, flag: str 
     for i, item in enumerate(items):
         if not item:
             raise ValueError(f"{flag} entry {i + 1} is empty (use SPEC,SPEC or NAME=SPEC,NAME=SPEC)")
-        name, sep, spec = item.partition("=")
-        if sep and ":" not in name and name.strip() and spec.strip():
-            out.append(NamedSpec(check_name(name.strip(), f"model name in {flag}"), spec.strip()))
-        else:
-            out.append(NamedSpec(default_name(item), item))
+        name, spec = split_named(item)
+        out.append(NamedSpec(check_name(name, f"model name in {flag}"), spec) if name is not None
+                   else NamedSpec(default_name(item), item))
     if len(out) < minimum:
         raise ValueError(f"{flag} needs at least {minimum} model(s){' ' + purpose if purpose else ''}, got {len(out)}")
     names = [m.name for m in out]

@@ -351,7 +351,7 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Promp
     ``<causal model>``: an offline short name, a Hub id or folder, or an ``hf-causal:`` spec.
     """
     from . import causal
-    from .registry import parse_spec
+    from .spec import names_a_spec, parse_spec
 
     unknown = sorted(set(options) - OPTION_KEYS)
     if unknown:
@@ -360,7 +360,7 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Promp
         raise ValueError(f"prompt:{target} needs ?template=NAME with NAME one of {', '.join(TEMPLATES)}")
     template = get_template(options["template"])
     inner_target, inner_opts = target, {}
-    if ":" in target.split("?")[0]:
+    if names_a_spec(target):
         inner_kind, inner_target, inner_opts = parse_spec(target)
         if inner_kind != "hf-causal":
             raise ValueError(f"prompt: needs a causal model, not {inner_kind}: ({target!r})")

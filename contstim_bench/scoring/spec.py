@@ -134,6 +134,27 @@ def parse_spec(spec: str) -> tuple[str, str, dict[str, str]]:
     return kind, target, options
 
 
+def names_a_spec(text: str) -> bool:
+    """Whether ``text`` starts with a model family's prefix (``hf-causal:...``, ``kenlm:...``), as a
+    spec does, where a bare Hub id, folder or short name does not."""
+    kind, sep, _ = text.split("?", 1)[0].partition(":")
+    return bool(sep) and kind in FAMILIES
+
+
+def spec_label(text: str) -> str:
+    """A spec as a figure or table names its model: the spec without its ``?options``."""
+    return text.split("?", 1)[0]
+
+
+def split_named(item: str) -> tuple[str | None, str]:
+    """``NAME=SPEC`` -> ``(NAME, SPEC)``; a plain spec (``hf-causal:x?a=b`` has ``=`` inside its
+    options, after a ``:``) -> ``(None, item)``: how ``--models NAME=SPEC,...`` names a model."""
+    name, sep, spec = item.partition("=")
+    if sep and ":" not in name and name.strip() and spec.strip():
+        return name.strip(), spec.strip()
+    return None, item
+
+
 def format_spec(kind: str, target: str, options: Mapping[str, str] | None = None) -> str:
     """Inverse of :func:`parse_spec` (options in sorted order)."""
     query = "&".join(f"{k}={v}" for k, v in sorted((options or {}).items()))

@@ -21,7 +21,7 @@ RUNS_A_MODEL = [
     ("evaluate",), ("score",), ("blimp",), ("plausibility",), ("compare",),
     ("generate", "synthetic"), ("generate", "natural"), ("generate", "design"), ("generate", "pool"),
     ("experiment", "simulate"),
-    ("leaderboard", "validate"), ("leaderboard", "build"), ("leaderboard", "push"),
+    ("leaderboard", "validate"), ("leaderboard", "build"), ("leaderboard", "push"), ("report",),
 ]
 """Every command that loads and runs a model (the leaderboard's to re-score submissions)."""
 

@@ -217,8 +217,13 @@ def test_token_count_control_of_the_model_by_hand(written, smollm2):
         more += n[accepted] > n[rejected]
         equal += n[accepted] == n[rejected]
         less += n[accepted] < n[rejected]
-    report = model_report(written["results"]["smollm2"], written["datasets"])
+    from contstim_bench.driver import RunOptions, load_model
+
+    report = model_report(written["results"]["smollm2"], written["datasets"],
+                          load_model=lambda spec: load_model(spec, RunOptions(progress=False)))
     [row] = next(i for i in report["items"] if i["id"] == "pll_TS2")["data"]["rows"]
+    unloaded = model_report(written["results"]["smollm2"], written["datasets"])  # the API without a loader
+    assert "no model loader was given" in next(i for i in unloaded["items"] if i["id"] == "pll_TS2")["unavailable"]
     assert (row["n_pairs"], row["accepted_more"], row["equal"], row["rejected_more"]) == (len(pairs), more, equal, less)
     assert len(pairs) == 120
     shown = table(sections(written, PAGES["smollm2"])["pll_TS2"])
