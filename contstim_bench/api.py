@@ -82,7 +82,7 @@ def evaluate_model(
     that is unavailable raises FileNotFoundError).  ``output``: where the result goes, by the
 output convention of every door (:func:`contstim_bench.driver.write_outputs`): a path ending in
 ``.json`` is the result file, anything else a folder receiving ``<identifier>.json``.
-    ``plots``: a folder for the figures of :func:`contstim_bench.report.plots.plot_result`, or
+    ``plots``: a folder for the figures of :func:`contstim_bench.plotting.plot_result`, or
     True for ``<output stem>_plots`` next to ``output``.  Scores are cached on disk (``cache``: a
     :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default, False for none), so
     evaluating the same model again runs no model.
@@ -125,7 +125,7 @@ output convention of every door (:func:`contstim_bench.driver.write_outputs`): a
     if not is_main_process():
         return result
     if plots is not None:
-        from .report.plots import plot_result
+        from .plotting import plot_result
 
         paths = plot_result(result, plots, scatter_reference=scatter_reference, datasets_dir=datasets_dir)
         log(f"wrote {len(paths)} figures to {Path(plots)}: " + ", ".join(p.name for p in paths))

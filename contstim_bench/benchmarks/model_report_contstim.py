@@ -28,6 +28,7 @@ from ..analysis.dominance import dominance
 from ..analysis.evaluation import log_ratios_from_logprobs
 from ..analysis.failures import worst_pair
 from ..analysis.inference import p_text
+from ..analysis.percentile_scatter import scatter_points
 from ..analysis.selection import condition
 from ..analysis.trials import pair_votes, prepare_trials
 from ..names import slug
@@ -87,6 +88,45 @@ def versus_rows(entries: dict, name: str) -> list[dict]:
                          "pairs disagreeing": f"{h['n_pairs']} of {h['n_pairs_selected']}", "trials": h["n_trials"],
                          "share for this model": h["share"], "q (BH)": p_text(h["p_bh"]), "verdict": verdict})
     return rows
+
+
+def best_reference(result: dict, experiment: str) -> str:
+    """The reference model with the highest accuracy on all trials of ``experiment`` (ties: the
+    higher SRCS, then the first in the result's order): the default of the percentile scatter."""
+    entry = result["experiments"][experiment]
+    cond = "all" if "all" in entry else next(iter(entry))
+    comps = entry[cond]["comparisons"]
+    if not comps:
+        raise ValueError(f"experiment {experiment!r} of the result has no reference model to compare with")
+    return max(comps, key=lambda r: (comps[r]["accuracy"], comps[r]["srcs"]))
+
+
+def scatter_data(result: dict, experiment: str, reference: str | None = None, datasets_dir=None) -> dict:
+    """The percentile scatter of the result's model against ``reference`` (default:
+    :func:`best_reference`) on ``experiment``: ``{"model", "reference", "experiment", "points"}``
+    (:func:`contstim_bench.analysis.percentile_scatter.scatter_points`), from the trials and the
+    reference log-probabilities of the dataset.  ValueError names an experiment the result lacks,
+    a dataset other than the result's (fingerprint), an unknown reference and a sentence the
+    result has no log-probability for."""
+    if experiment not in result["experiments"]:
+        raise ValueError(f"experiment {experiment!r} is not in the result (has: {', '.join(result['experiments'])})")
+    problem = dataset_problem(result, experiment, datasets_dir)
+    if problem is not None:
+        raise ValueError(problem)
+    trials, refs = load_experiment(experiment, datasets_dir)
+    name = result["model"]["name"]
+    refs.pop(name, None)
+    reference = reference or best_reference(result, experiment)
+    if reference not in refs:
+        raise ValueError(f"unknown reference model {reference!r} for the {experiment} experiment; known: "
+                         f"{', '.join(refs)}")
+    sentences = list(dict.fromkeys(list(trials["sentence1"]) + list(trials["sentence2"])))
+    missing = [s for s in sentences if s not in result["logprobs"]]
+    if missing:
+        raise ValueError(f"the result has no log-probability for sentence {missing[0]!r} ({len(missing)} missing)")
+    lps = {s: result["logprobs"][s] for s in sentences}
+    return {"model": name, "reference": reference, "experiment": experiment,
+            "points": scatter_points(pair_votes(trials), lps, refs[reference])}
 
 
 def dataset_problem(result: dict, experiment: str, datasets_dir) -> str | None:
@@ -222,8 +262,8 @@ def contstim_items(result: dict, datasets_dir: str | os.PathLike | None = None, 
                                      f"Each sentence pair of the experiment as two dots joined by a line, at the "
                                      f"percentile of each sentence's log-probability under {name} (x) and {ref} (y) "
                                      "among all sentences of the experiment (as Figs. 1a, 1b and 3a).",
-                                     {"model": name, "reference": ref, "experiment": exp, "pairs": pairs,
-                                      "model_logprobs": lps, "reference_logprobs": refs[ref]}, section))
+                                     {"model": name, "reference": ref, "experiment": exp,
+                                      "points": scatter_points(pairs, lps, refs[ref])}, section))
         items += _matrices(result, exp, name, lps, refs, datasets_dir, section)
         items += _failure_tables(result, exp, name, trials, lps, refs, seed, section)
     for exp, why in result.get("skipped_experiments", {}).items():

@@ -11,7 +11,7 @@ the downloads; the data is inlined as ``data.js``, so nothing is fetched and the
     matrix.html             pairwise significance matrix per panel and measure (within each group)
     models/<slug>.html      one page per model (all its result files: the paper's experiments and
                             each round): metadata, scores, head-to-heads, comparisons, plots
-    models/<slug>/*.png     its figures (:func:`contstim_bench.report.plots.plot_result`, PNG and SVG)
+    models/<slug>/*.png     its figures (:func:`contstim_bench.plotting.plot_result`, PNG and SVG)
     data.js                 window.CONTSTIM_LEADERBOARD = {columns, rows, matrices}
     export/leaderboard.json, export/leaderboard.csv, results/<file>.json
     style.css, app.js
@@ -297,10 +297,10 @@ def _result_sections(result: dict, file_name: str, plots: list[str], verificatio
 
 
 def plot_function() -> Callable:
-    """The figures of a model page: :func:`contstim_bench.report.plots.plot_result`.
+    """The figures of a model page: :func:`contstim_bench.plotting.plot_result`.
     ``build_site(plot=...)`` takes another function with its signature
     (``plot(result_path, out_dir, *, datasets_dir, formats) -> [paths]``)."""
-    from ..report.plots import plot_result
+    from ..plotting import plot_result
 
     return plot_result
 

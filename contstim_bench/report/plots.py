@@ -1,6 +1,7 @@
-"""Figures of a result file, in the style of Golan et al. (2023), Figures 1, 3, 4 and S8.
-
-:func:`plot_result` writes, for every experiment of a result (PNG and SVG, matplotlib Agg):
+"""Figures of a result file, in the style of Golan et al. (2023), Figures 1, 3, 4 and S8, drawn
+from numbers the result or :mod:`contstim_bench.analysis` gives
+(:func:`contstim_bench.plotting.plot_result` assembles them and writes, for every experiment of a
+result, PNG and SVG, matplotlib Agg):
 
 1. ``<experiment>_accuracy``: one panel per condition; a horizontal bar per model (the evaluated
    model highlighted among the reference models, each on its own trial selection) at its mean
@@ -18,8 +19,10 @@
    one panel per trial type, each sentence pair two dots joined by a line (Figures 1a, 1b, 3a);
    the sentence chosen by most participants is the filled dot (open: the other one; grey: a tie).
 
-The bars need only the result (its ``panels`` section); the scatter also reads the trials and the
-reference log-probabilities from the dataset (whose fingerprint must match the result's).
+The bars need only the result (its ``panels`` section); the scatter's points
+(:func:`contstim_bench.benchmarks.model_report_contstim.scatter_data`) also come from the trials
+and the reference log-probabilities of the dataset (whose fingerprint must match the result's).
+Nothing here loads data or computes a statistic.
 """
 from __future__ import annotations
 
@@ -30,8 +33,6 @@ from pathlib import Path
 import numpy as np
 
 from ..analysis.inference import ALPHA
-from ..names import slug
-from ..study import EXPERIMENTS
 from .figures import FORMATS, Mark, add_key, pyplot as _pyplot, save_figure as _save
 
 MODEL_COLOR = "#d95f02"
@@ -49,7 +50,7 @@ CONDITION_TITLES = {
 MEASURE_LABELS = {"accuracy": "prediction accuracy", "srcs": "signed-rank cosine similarity"}
 
 
-def _load(result) -> dict:
+def load_result(result) -> dict:
     from ..results import read_result, validate_result
 
     if isinstance(result, (str, os.PathLike)):
@@ -175,7 +176,7 @@ def bars_figure(result: dict, experiment: str, measure: str, datasets_dir=None):
     """The matplotlib figure of :func:`plot_bars` (one axes per condition, in result order)."""
     if measure not in MEASURE_LABELS:
         raise ValueError(f"unknown measure {measure!r}; known: {', '.join(MEASURE_LABELS)}")
-    result = _load(result)
+    result = load_result(result)
     if experiment not in result["experiments"]:
         raise ValueError(f"experiment {experiment!r} is not in the result (has: {', '.join(result['experiments'])})")
     return draw_bars(_panels(result, datasets_dir)[experiment], result["experiments"][experiment],
@@ -240,33 +241,6 @@ def draw_bars(panels: dict, entries: dict, name: str, experiment: str, measure: 
 # --------------------------------------------------------------------------------- scatter
 
 
-def percentiles(values: np.ndarray) -> np.ndarray:
-    """Percentile (0..100] of each value among ``values`` (average rank for ties, / n)."""
-    from scipy.stats import rankdata
-
-    values = np.asarray(values, dtype=np.float64)
-    return 100.0 * rankdata(values, method="average") / len(values)
-
-
-def best_reference(result: dict, experiment: str) -> str:
-    """The reference model with the highest accuracy on all trials of ``experiment`` (ties: the
-    higher SRCS, then the first in the result's order)."""
-    entry = result["experiments"][experiment]
-    cond = "all" if "all" in entry else next(iter(entry))
-    comps = entry[cond]["comparisons"]
-    if not comps:
-        raise ValueError(f"experiment {experiment!r} of the result has no reference model to compare with")
-    return max(comps, key=lambda r: (comps[r]["accuracy"], comps[r]["srcs"]))
-
-
-def plot_scatter(result: dict, experiment: str, out_dir: str | os.PathLike, reference: str | None = None,
-                 datasets_dir=None, formats: Sequence[str] = FORMATS) -> list[Path]:
-    """Figure kind 3: percentile scatter of the model against ``reference`` (default: the best
-    reference, :func:`best_reference`), saved as ``<experiment>_scatter_<reference>.<fmt>``."""
-    fig, reference = scatter_figure(result, experiment, reference, datasets_dir)
-    return _save(fig, out_dir, f"{experiment}_scatter_{slug(reference)}", formats)
-
-
 SCATTER_MARKS = (
     Mark("sentence most participants chose", "marker", "black", marker="o"),
     Mark("the other sentence of the pair", "marker", "white", "black", marker="o"),
@@ -277,67 +251,26 @@ SCATTER_MARKS = (
 """The key of the percentile scatter (a line joins the two sentences of a pair)."""
 
 
-def scatter_figure(result: dict, experiment: str, reference: str | None = None, datasets_dir=None):
-    """(figure of :func:`plot_scatter`, the reference model used): one axes per trial type."""
-    from ..analysis.trials import pair_votes
-    from ..benchmarks.contstim import DATASET, load_experiment
-    from ..data.load import fingerprint
-
-    result = _load(result)
-    if experiment not in result["experiments"]:
-        raise ValueError(f"experiment {experiment!r} is not in the result (has: {', '.join(result['experiments'])})")
-    local = fingerprint(DATASET, datasets_dir)
-    if local != result["benchmark"]["dataset_fingerprint"]:
-        raise ValueError(
-            f"the local {DATASET} dataset (fingerprint {local[:12]}) is not the one the result was computed "
-            f"on ({result['benchmark']['dataset_fingerprint'][:12]}); rebuild it or pass its folder"
-        )
-    trials, refs = load_experiment(experiment, datasets_dir)
-    name = result["model"]["name"]
-    refs.pop(name, None)
-    reference = reference or best_reference(result, experiment)
-    if reference not in refs:
-        raise ValueError(
-            f"unknown reference model {reference!r} for the {experiment} experiment; known: {', '.join(refs)}"
-        )
-    sentences = list(dict.fromkeys(list(trials["sentence1"]) + list(trials["sentence2"])))
-    missing = [s for s in sentences if s not in result["logprobs"]]
-    if missing:
-        raise ValueError(f"the result has no log-probability for sentence {missing[0]!r} ({len(missing)} missing)")
-    fig = draw_scatter(name, reference, experiment, pair_votes(trials),
-                       {s: result["logprobs"][s] for s in sentences}, refs[reference])
-    return fig, reference
-
-
-def draw_scatter(name: str, reference: str, experiment: str, pairs: dict[str, dict],
-                 model_logprobs: dict[str, float], reference_logprobs: dict[str, float]):
-    """The percentile scatter of :func:`scatter_figure` from its pieces: ``pairs`` as
-    :func:`contstim_bench.analysis.trials.pair_votes` gives them, each model's natural-log
-    probability of every sentence of the pairs (percentiles among those sentences)."""
-    from ..study import TRIAL_TYPES
-
-    sentences = list(dict.fromkeys(s for p in pairs.values() for s in (p["a"], p["b"])))
-    px = dict(zip(sentences, percentiles(np.array([model_logprobs[s] for s in sentences]))))
-    py = dict(zip(sentences, percentiles(np.array([reference_logprobs[s] for s in sentences]))))
-    types = [t for t in TRIAL_TYPES if any(p["trial_type"] == t for p in pairs.values())]
+def draw_scatter(name: str, reference: str, experiment: str, points: dict):
+    """The percentile scatter (Figs. 1a, 1b, 3a) of ``points``
+    (:func:`contstim_bench.analysis.percentile_scatter.scatter_points`: each pair's two sentences
+    at their percentiles under ``name`` (x) and ``reference`` (y), whether the models agree on
+    it, the sentence most participants chose), one axes per trial type."""
+    types = list(points["types"])
     plt = _pyplot()
     ncols = min(len(types), 3)
     nrows = -(-len(types) // ncols)
     fig, axes = plt.subplots(nrows, ncols, squeeze=False, figsize=(4.1 * ncols, 4.3 * nrows + 0.6))
     for ax, tt in zip(axes.flat, types):
-        subset = [p for p in pairs.values() if p["trial_type"] == tt]
-        agree = 0
-        dots: dict[str, list[tuple[float, float]]] = {"black": [], "white": [], "0.6": []}
-        for p in subset:
-            a, b = p["a"], p["b"]
-            dx, dy = px[b] - px[a], py[b] - py[a]
-            congruent = dx * dy > 0
-            agree += congruent
-            ax.plot([px[a], px[b]], [py[a], py[b]], color="#1b7837" if congruent else "#c51b7d",
-                    lw=0.7, alpha=0.55, zorder=1)
-            va, vb = p["votes"].get(a, 0), p["votes"].get(b, 0)
-            for s, mine, other in ((a, va, vb), (b, vb, va)):
-                dots["black" if mine > other else "white" if mine < other else "0.6"].append((px[s], py[s]))
+        block = points["types"][tt]
+        dots: dict[str, list] = {"black": [], "white": [], "0.6": []}
+        for pair in block["pairs"]:
+            (xa, ya), (xb, yb) = pair["a"], pair["b"]
+            ax.plot([xa, xb], [ya, yb], color="#1b7837" if pair["congruent"] else "#c51b7d", lw=0.7, alpha=0.55,
+                    zorder=1)
+            for side in ("a", "b"):
+                face = "0.6" if pair["chosen"] is None else "black" if pair["chosen"] == side else "white"
+                dots[face].append(tuple(pair[side]))
         for face, xy in dots.items():  # one collection per kind of dot (drawing each alone is slow)
             if xy:
                 ax.scatter(*zip(*xy), s=12, facecolor=face, edgecolor="black", lw=0.5, zorder=2)
@@ -348,37 +281,13 @@ def draw_scatter(name: str, reference: str, experiment: str, pairs: dict[str, di
         ax.set_yticks([0, 25, 50, 75, 100])
         ax.set_xlabel(f"{name}\nsentence log-probability percentile", fontsize=8.5)
         ax.set_ylabel(f"{reference}\nsentence log-probability percentile", fontsize=8.5)
-        ax.set_title(f"{CONDITION_TITLES.get(tt, tt)}\n{len(subset)} pairs; the models agree on "
-                     f"{agree}/{len(subset)}", fontsize=9)
+        n = len(block["pairs"])
+        ax.set_title(f"{CONDITION_TITLES.get(tt, tt)}\n{n} pairs; the models agree on {block['n_agree']}/{n}",
+                     fontsize=9)
     for ax in list(axes.flat)[len(types):]:
         ax.set_visible(False)
     fig.suptitle(f"{name} vs {reference}: {experiment} experiment", fontsize=11, fontweight="bold")
     fig.tight_layout()
-    add_key(fig, SCATTER_MARKS, f"Percentiles relative to all {len(sentences)} sentences of the experiment.", ncol=3)
+    add_key(fig, SCATTER_MARKS, f"Percentiles relative to all {points['n_sentences']} sentences of the experiment.",
+            ncol=3)
     return fig
-
-
-# ------------------------------------------------------------------------------------- all
-
-
-def plot_result(result, out_dir: str | os.PathLike, *, scatter_reference: str | None = None,
-                datasets_dir=None, formats: Sequence[str] = FORMATS) -> list[Path]:
-    """Every figure of a result (a dict or the path of a result file) into ``out_dir``.
-
-    Returns the written paths: per experiment ``<exp>_accuracy``, ``<exp>_srcs`` and
-    ``<exp>_scatter_<reference>`` (not for a round of the benchmark, whose references may score
-    some of its sentences only), each in every format of ``formats``.
-    """
-    result = _load(result)
-    for fmt in formats:
-        if fmt not in ("png", "svg", "pdf"):
-            raise ValueError(f"unsupported figure format {fmt!r}; use png, svg or pdf")
-    paths: list[Path] = []
-    for exp in result["experiments"]:
-        for measure in ("accuracy", "srcs"):
-            paths += plot_bars(result, exp, measure, out_dir, datasets_dir, formats)
-        has_refs = any(e["comparisons"] for e in result["experiments"][exp].values())
-        if has_refs and exp in EXPERIMENTS:  # a round's references may not score every sentence: no scatter
-            paths += plot_scatter(result, exp, out_dir, scatter_reference, datasets_dir, formats)
-    return paths
-

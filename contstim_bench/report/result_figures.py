@@ -19,9 +19,7 @@ def result_bars(item: dict):
 
 @figure_kind("scatter")
 def result_scatter(item: dict):
-    """Figures 1a/1b/3a: ``data``: ``model``, ``reference``, ``experiment``, ``pairs``
-    (:func:`contstim_bench.analysis.trials.pair_votes`), ``model_logprobs`` and
-    ``reference_logprobs`` (sentence -> natural-log probability)."""
+    """Figures 1a/1b/3a: ``data``: ``model``, ``reference``, ``experiment`` and ``points``
+    (:func:`contstim_bench.analysis.percentile_scatter.scatter_points`)."""
     d = item["data"]
-    return draw_scatter(d["model"], d["reference"], d["experiment"], d["pairs"], d["model_logprobs"],
-                        d["reference_logprobs"])
+    return draw_scatter(d["model"], d["reference"], d["experiment"], d["points"])

@@ -40,7 +40,7 @@ def results():
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, datasets):
     # validation of the shipped files is tested in test_leaderboard_validate.py; the model pages
-    # carry the figures of contstim_bench.report.plots (the plot functions have their own tests)
+    # carry the figures of contstim_bench.plotting (the plot functions have their own tests)
     out = tmp_path_factory.mktemp("site") / "site"
     build_site(SHIPPED, out, validate=False, datasets_dir=datasets, log=lambda m: None)
     return out
@@ -121,7 +121,7 @@ def test_pairwise_matrix(results):
 
 def test_model_pages_use_the_figure_plots():
     fn = plot_function()
-    assert fn.__module__ == "contstim_bench.report.plots"
+    assert fn.__module__ == "contstim_bench.plotting"
     assert {"out_dir", "datasets_dir", "formats"} <= set(inspect.signature(fn).parameters)
 
 

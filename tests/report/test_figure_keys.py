@@ -89,8 +89,14 @@ def test_features_and_scatter_keys():
     pairs = {"p1": {"a": "x y", "b": "y x", "trial_type": "synthetic_vs_synthetic", "votes": {"x y": 2, "y x": 1}},
              "p2": {"a": "u v", "b": "v u", "trial_type": "synthetic_vs_synthetic", "votes": {"u v": 1, "v u": 1}}}
     lp = {"x y": -1.0, "y x": -2.0, "u v": -3.0, "v u": -2.5}
-    got = labels_of("scatter", {"model": "m", "reference": "r", "experiment": "pll", "pairs": pairs,
-                                "model_logprobs": lp, "reference_logprobs": {k: -v for k, v in lp.items()}})
+    from contstim_bench.analysis.percentile_scatter import scatter_points
+
+    points = scatter_points(pairs, lp, {k: -v for k, v in lp.items()})
+    # by hand: percentiles among the 4 sentences; the reference reverses the model's order, so no pair agrees
+    assert points == {"n_sentences": 4, "types": {"synthetic_vs_synthetic": {"n_agree": 0, "pairs": [
+        {"a": [100.0, 25.0], "b": [75.0, 50.0], "congruent": False, "chosen": "a"},
+        {"a": [25.0, 100.0], "b": [50.0, 75.0], "congruent": False, "chosen": None}]}}}
+    got = labels_of("scatter", {"model": "m", "reference": "r", "experiment": "pll", "points": points})
     assert got == ["sentence most participants chose", "the other sentence of the pair", "participants split evenly",
                    "pair the two models order the same way", "pair the two models order differently"]
 

@@ -10,6 +10,7 @@ import pytest
 
 pytest.importorskip("matplotlib")
 
+from contstim_bench import plotting  # noqa: E402
 from contstim_bench.report import plots  # noqa: E402
 from contstim_bench.api import evaluate_model  # noqa: E402
 from contstim_bench.results import write_result  # noqa: E402
@@ -29,7 +30,7 @@ def result(tmp_path_factory):
 def written(result):
     out = result["root"] / "figures"
     # a str path, as the leaderboard calls it
-    paths = plots.plot_result(str(result["path"]), str(out), datasets_dir=result["datasets"])
+    paths = plotting.plot_result(str(result["path"]), str(out), datasets_dir=result["datasets"])
     return out, paths
 
 
@@ -95,10 +96,13 @@ def test_bars_draw_the_result_values(result):
 
 
 def test_scatter_pairs_and_percentiles(result):
-    assert plots.percentiles(np.array([3.0, 1.0, 2.0, 2.0])) == pytest.approx([100.0, 25.0, 62.5, 62.5])
+    from contstim_bench.analysis.percentile_scatter import percentiles
+    from contstim_bench.benchmarks.model_report_contstim import best_reference
+
+    assert percentiles(np.array([3.0, 1.0, 2.0, 2.0])) == pytest.approx([100.0, 25.0, 62.5, 62.5])
     res = result["result"]
-    assert plots.best_reference(res, "pll") == "electra"  # ties on accuracy (0.857) go to the higher SRCS
-    fig, ref = plots.scatter_figure(res, "pll", "bert_has_a_mouth", result["datasets"])
+    assert best_reference(res, "pll") == "electra"  # ties on accuracy (0.857) go to the higher SRCS
+    fig, ref = plotting.scatter_figure(res, "pll", "bert_has_a_mouth", result["datasets"])
     try:
         assert ref == "bert_has_a_mouth"
         syn, shuffled = [ax for ax in fig.axes if ax.get_visible()]
@@ -127,21 +131,21 @@ def test_pair_votes(result):
 def test_plot_errors(result, tmp_path):
     res = result["result"]
     with pytest.raises(ValueError, match="unknown reference model 'gpt2' for the pll experiment"):
-        plots.plot_scatter(res, "pll", tmp_path, reference="gpt2", datasets_dir=result["datasets"])
+        plotting.plot_scatter(res, "pll", tmp_path, reference="gpt2", datasets_dir=result["datasets"])
     with pytest.raises(ValueError, match="experiment 'main' is not in the result"):
         plots.plot_bars(res, "main", "accuracy", tmp_path)
     with pytest.raises(ValueError, match="unknown measure 'f1'"):
         plots.plot_bars(res, "pll", "f1", tmp_path)
     with pytest.raises(ValueError, match="unsupported figure format 'gif'"):
-        plots.plot_result(res, tmp_path, formats=("gif",))
+        plotting.plot_result(res, tmp_path, formats=("gif",))
     other = copy.deepcopy(res)
     other["benchmark"]["dataset_fingerprint"] = other["provenance"]["dataset_fingerprint"] = "f" * 64
     with pytest.raises(ValueError, match="is not the one the result was computed on"):
-        plots.plot_scatter(other, "pll", tmp_path, datasets_dir=result["datasets"])
+        plotting.plot_scatter(other, "pll", tmp_path, datasets_dir=result["datasets"])
     broken = copy.deepcopy(res)
     del broken["experiments"]["pll"]["all"]["srcs"]
     with pytest.raises(ValueError, match="result.experiments.pll.all.srcs: missing"):
-        plots.plot_result(broken, tmp_path)
+        plotting.plot_result(broken, tmp_path)
     assert not list(tmp_path.iterdir())
 
 
