@@ -130,3 +130,14 @@ def agreement(frame: pd.DataFrame, log_ratio_a: np.ndarray, log_ratio_b: np.ndar
     per_pair = pd.Series(same[mask], index=frame["pair_id"].to_numpy()[mask])
     per_pair = per_pair[~per_pair.index.duplicated()]
     return float(per_pair.mean()), int(len(per_pair))
+
+
+def model_order(block: dict) -> list[str]:
+    """The models of a head-to-head matrix (``block["head_to_head"]``: model -> other -> cell with
+    ``share``) by their mean share against the others, most human-consistent first; models that
+    never disagree with anyone last, ties by name: the order of Fig. S4's rows and columns."""
+    def mean_share(a: str) -> float:
+        shares = [c["share"] for c in block["head_to_head"][a].values() if c["share"] is not None]
+        return float(np.mean(shares)) if shares else -1.0
+
+    return sorted(block["head_to_head"], key=lambda a: (-mean_share(a), a))

@@ -68,6 +68,17 @@ def correlation(x: Sequence[float], y: Sequence[float], method: str = "pearson")
     return {"method": method, "r": r, "p": p, "n": int(len(a)), "stars": stars(p)}
 
 
+def least_squares_line(x: Sequence[float], y: Sequence[float]) -> dict | None:
+    """The least-squares line the figures draw through their dots: ``{"slope", "intercept", "x0",
+    "x1"}`` (x0..x1: the range of ``x``), None for fewer than 2 points or a constant ``x``."""
+    a = np.asarray(x, dtype=np.float64)
+    b = np.asarray(y, dtype=np.float64)
+    if len(a) < 2 or np.ptp(a) == 0:
+        return None
+    slope, intercept = np.polyfit(a, b, 1)
+    return {"slope": float(slope), "intercept": float(intercept), "x0": float(a.min()), "x1": float(a.max())}
+
+
 def length_effect(scores: Sequence[float], lengths: Sequence[float]) -> dict:
     """Pearson correlation of sentence length (tokens or words) with the negative score
     (natural-log surprisal), as Fig. 3A: positive when longer sentences are less probable."""

@@ -98,6 +98,17 @@ def method_query(method: str | None) -> str | None:
     return canonical_query(value)
 
 
+def with_query(method: str | None, query: str | None) -> str | None:
+    """``method`` with a query type attached (``prompt:TEMPLATE?query=QUERY``; ``contstim
+    plausibility --method M --query Q``); ValueError unless ``method`` is a prompt method."""
+    if query is None:
+        return method
+    if parse_method(method)[0] != "prompt":
+        raise ValueError(f"`contstim plausibility --query {query}` frames a prompt: give `contstim plausibility "
+                         f"--method prompt:TEMPLATE` (got --method {method or 'logprobs'})")
+    return f"{method}?query={query}"
+
+
 def spec_for(spec: ModelSpec, method: str | None) -> ModelSpec:
     """The spec that reads ``spec`` out with ``method``: itself for ``logprobs`` (or None), the
     causal model wrapped in a ``prompt:`` spec for ``prompt:<template>[?query=<query>]``."""

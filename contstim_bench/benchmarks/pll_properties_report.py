@@ -25,7 +25,7 @@ Nothing is scored here: every number comes from the results.
 """
 from __future__ import annotations
 
-from ..analysis.pll_properties import INFLATION_EXAMPLES, inflation_by_position, score_agreement
+from ..analysis.pll_properties import INFLATION_EXAMPLES, inflation_by_position, least_squares_line, score_agreement
 from ..scoring.spec import spec_label
 from .blimp_reference import METHOD_NAMES
 from .pll_properties import CAUSAL_METRIC, FORMAT, SUBTLEX
@@ -80,9 +80,12 @@ def _length_panels(result: dict) -> list[dict]:
     for m in result["metrics"]:
         neg = [-v for v in sent[m]]
         a = result["analysis"][m]
+        tokens = sent["n_tokens"] if "length_tokens" in a else None
         panels.append({"model": model_label(result), "metric": m, "label": metric_label(m), "negative_score": neg,
-                       "n_words": sent["n_words"], "n_tokens": sent["n_tokens"] if "length_tokens" in a else None,
-                       "tokens": a.get("length_tokens"), "words": a["length_words"]})
+                       "n_words": sent["n_words"], "n_tokens": tokens,
+                       "tokens": a.get("length_tokens"), "words": a["length_words"],
+                       "fits": {"n_words": least_squares_line(sent["n_words"], neg),
+                                "n_tokens": None if tokens is None else least_squares_line(tokens, neg)}})
     return panels
 
 
@@ -99,7 +102,8 @@ def _frequency_panels(result: dict) -> list[dict]:
                        "log_frequency": [words["log_frequency"][i] for i in keep],
                        "score": [words[m][i] for i in keep],
                        "n_tokens": [words["n_tokens"][i] for i in keep] if words["n_tokens"][0] is not None else None,
-                       "correlation": corr})
+                       "correlation": corr,
+                       "fit": least_squares_line([words["log_frequency"][i] for i in keep], [words[m][i] for i in keep])})
     return panels
 
 
@@ -115,7 +119,8 @@ def causal_panels(result: dict, reference: dict) -> list[dict]:
     panels = []
     for m in result["metrics"]:
         y = [sent[m][i] for i in both]
-        panels.append({"metric": m, "label": metric_label(m), "causal": x, "score": y, **score_agreement(y, x)})
+        panels.append({"metric": m, "label": metric_label(m), "causal": x, "score": y, **score_agreement(y, x),
+                       "fit": least_squares_line(x, y)})
     return panels
 
 
@@ -145,6 +150,7 @@ def inflation_items(result: dict, label: str, template: str) -> tuple[list[dict]
     labels = {m: metric_label(m) for m in result["word_tokens"]["values"]}
     for example in result["inflation_examples"]:
         n = len(example["word_tokens"])
+        scores = {m: float(sum(v)) for m, v in example["values"].items()}
         items.append(_item(f"KI-{example['figure']}", "pll_inflation_sentence",
                            f"Figure {example['figure'][1:]}: score inflation of \u201c{example['word']}\u201d, {label}",
                            f"\u201c{example['sentence']}\u201d: each token's log-probability (natural log) under each "
@@ -153,7 +159,8 @@ def inflation_items(result: dict, label: str, template: str) -> tuple[list[dict]
                            "PLL-original predicts each token of a word seeing its other tokens, so a multi-token word "
                            "scores high; PLL-word-l2r masks the word's later tokens, PLL-whole-word all of them "
                            "(the paper's Fig. 17: PLL-sentence-l2r).",
-                           {**example, "labels": labels}))
+                           {**example, "labels": labels, "sentence_scores": scores,
+                            "mean_token_scores": {m: scores[m] / len(example["pieces"]) for m in scores}}))
     rows = inflation_by_position(result["word_tokens"]["values"])
     if any(r["n_tokens"] > 1 for r in rows):
         items.append(_item("KI-F2P", "pll_inflation_positions",

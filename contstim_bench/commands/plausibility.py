@@ -51,16 +51,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=_run)
 
 
-def _method(args) -> str | None:
-    """``--method`` with ``--query`` attached (``prompt:TEMPLATE?query=QUERY``)."""
-    if args.query is None:
-        return args.method
-    if not (args.method or "").startswith("prompt:"):
-        raise ValueError(f"--query {args.query} frames a prompt: give --method prompt:TEMPLATE (got --method "
-                         f"{args.method or 'logprobs'})")
-    return f"{args.method}?query={args.query}"
-
-
 def _plots(result: dict, out_dir: str, datasets_dir) -> None:
     """The figures and tables of one result into ``out_dir``; says what it left out and why."""
     from ..benchmarks.plausibility_report import plausibility_report
@@ -74,8 +64,10 @@ def _plots(result: dict, out_dir: str, datasets_dir) -> None:
 
 
 def _run(args) -> int:
+    from ..benchmarks.plausibility import with_query
+
     if args.plots and os.path.exists(args.plots) and not os.path.isdir(args.plots):
         raise ValueError(f"--plots {args.plots}: a file is there; give a folder for the figures")
     then = (lambda result: _plots(result, args.plots, args.datasets)) if args.plots else None
-    return run_benchmark("plausibility", args, then=then, method=_method(args), free_generation=args.free_generation,
-                         max_new_tokens=args.max_new_tokens)
+    return run_benchmark("plausibility", args, then=then, method=with_query(args.method, args.query),
+                         free_generation=args.free_generation, max_new_tokens=args.max_new_tokens)

@@ -131,11 +131,11 @@ DEFAULT_POOL = "contstim:start"
 held out from the default training corpus of ``contstim train`` (:mod:`contstim_bench.data.pool_split`)."""
 
 
-def load_pool(spec: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None
+def load_pool(source: str | os.PathLike | None = None, datasets_dir: str | os.PathLike | None = None
               ) -> tuple[list[str], str]:
     """The natural-sentence pool and a description of where it came from.
 
-    ``None``: :data:`DEFAULT_POOL`.  ``"contstim"``: the whole ``natural_pool`` split
+    ``source`` ``None``: :data:`DEFAULT_POOL`.  ``"contstim"``: the whole ``natural_pool`` split
     ``synthesis`` of the built dataset (6,113 lines); ``"contstim:start"`` / ``"contstim:train"``:
     its two held-apart parts (:mod:`contstim_bench.data.pool_split`; 1,206 and 4,907 lines, in
     pool order); ``"contstim:<split>"`` another split of ``natural_pool``; otherwise a UTF-8 text
@@ -143,11 +143,11 @@ def load_pool(spec: str | os.PathLike | None = None, datasets_dir: str | os.Path
     """
     from contstim_bench.data.pool_split import PARTS, describe, split_part
 
-    spec = DEFAULT_POOL if spec is None else spec
-    if str(spec) == DATASET or str(spec).startswith(DATASET + ":"):
+    source = DEFAULT_POOL if source is None else source
+    if str(source) == DATASET or str(source).startswith(DATASET + ":"):
         from contstim_bench.data.load import dataset_folder
 
-        split = "synthesis" if str(spec) == DATASET else str(spec).split(":", 1)[1]
+        split = "synthesis" if str(source) == DATASET else str(source).split(":", 1)[1]
         part = split if split in PARTS else None
         path = dataset_folder(DATASET, datasets_dir) / "natural_pool" / f"{'synthesis' if part else split}.parquet"
         if not path.is_file():
@@ -156,7 +156,7 @@ def load_pool(spec: str | os.PathLike | None = None, datasets_dir: str | os.Path
         if part:
             return split_part(lines, part), f"{DATASET}:natural_pool/synthesis, {describe(part)}"
         return lines, f"{DATASET}:natural_pool/{split}"
-    path = Path(spec).expanduser()
+    path = Path(source).expanduser()
     if not path.is_file():
         raise FileNotFoundError(f"natural-sentence pool not found: {path} (a text file, one sentence per line)")
     lines = path.read_text(encoding="utf-8").splitlines()

@@ -5,8 +5,8 @@ of a ``pll-properties`` result.
 :data:`FIGURES` maps an item's ``kind`` to the function drawing it (a matplotlib figure, saved with
 :func:`.figures.save_figure`); :func:`oov_table` gives Table 2 as columns and rows.  The panels
 follow the paper's: a scatter with its least-squares line, the panel titled with the model, the
-metric and ``R=... ***``; every mark is named in the figure's legend.  Computes nothing but the
-fitted line.
+metric and ``R=... ***``; every mark is named in the figure's legend.  Computes nothing: the
+fitted line and the sentence scores come with the items.
 """
 from __future__ import annotations
 
@@ -19,13 +19,11 @@ DOT = "#6f4e7c"
 LINE = "#2e1a47"
 
 
-def _fit(ax, x, y) -> None:
-    x = np.asarray(x, dtype=np.float64)
-    y = np.asarray(y, dtype=np.float64)
-    if len(x) >= 2 and np.ptp(x) > 0:
-        slope, intercept = np.polyfit(x, y, 1)
-        xs = np.array([x.min(), x.max()])
-        ax.plot(xs, intercept + slope * xs, color=LINE, lw=1.6, label="least-squares fit")
+def _fit(ax, fit: dict | None) -> None:
+    """The least-squares line a panel carries (:func:`~contstim_bench.analysis.pll_properties.least_squares_line`)."""
+    if fit is not None:
+        xs = np.array([fit["x0"], fit["x1"]])
+        ax.plot(xs, fit["intercept"] + fit["slope"] * xs, color=LINE, lw=1.6, label="least-squares fit")
 
 
 def _r(corr: dict | None) -> str:
@@ -68,7 +66,7 @@ def length_figure(item: dict):
             jitter = (np.arange(len(x)) % 7 - 3) * 0.04  # separates the dots of one integer length
             ax.scatter(x + jitter, p["negative_score"], s=6, alpha=0.45, color=DOT, edgecolors="none",
                        label="sentence (x jittered by < 0.15)")
-            _fit(ax, x, p["negative_score"])
+            _fit(ax, p["fits"][key])
             ax.set_title(f"{p['model']} | {p['label']}\n{_r(p[corr_key])}", fontsize=8.5)
             ax.set_xlabel(xlabel, fontsize=8)
             ax.set_ylabel(f"Negative {'LL' if p['label'] == 'LL' else 'PLL'} score", fontsize=8)
@@ -97,7 +95,7 @@ def frequency_figure(item: dict):
                 if sel.any():
                     ax.scatter(np.asarray(p["log_frequency"])[sel], np.asarray(p["score"])[sel], s=8, alpha=0.7,
                                color=colour[k], edgecolors="none", label=f"word of {k} token{'s' if k > 1 else ''}")
-        _fit(ax, p["log_frequency"], p["score"])
+        _fit(ax, p["fit"])
         other = "" if p["template"] == item["data"]["template"] else f"\ncontext: {p['template']}"
         ax.set_title(f"{p['model']} | {p['label']}\n{_r(p['correlation'])}{other}", fontsize=8.5)
         ax.set_xlabel(item["data"]["frequency_label"], fontsize=8)
@@ -115,7 +113,7 @@ def causal_figure(item: dict):
     fig, axes = _grid(1, len(panels))
     for ax, p in zip(axes[0], panels):
         ax.scatter(p["causal"], p["score"], s=6, alpha=0.45, color=DOT, edgecolors="none", label="sentence")
-        _fit(ax, p["causal"], p["score"])
+        _fit(ax, p["fit"])
         rho = p["spearman"]["r"]
         ax.set_title(f"{p['label']}\n{_r(p['pearson'])}" + ("" if rho is None else f" (rho={rho:.2f})"),
                      fontsize=8.5)
@@ -161,8 +159,9 @@ def inflation_sentence_figure(item: dict):
                    label=f"tokens of \u201c{d['word']}\u201d")
         ax.plot(range(n), values, marker="o", ms=4, color=METRIC_COLOURS.get(m, DOT), zorder=2,
                 label="token PLL score")
-        ax.axhline(float(np.mean(values)), color="0.35", lw=1, ls="--", zorder=1, label="mean token PLL score")
-        ax.set_title(f"{d['labels'][m]}\nsentence PLL score {sum(values):.2f}, mean {np.mean(values):.2f}",
+        mean = d["mean_token_scores"][m]
+        ax.axhline(mean, color="0.35", lw=1, ls="--", zorder=1, label="mean token PLL score")
+        ax.set_title(f"{d['labels'][m]}\nsentence PLL score {d['sentence_scores'][m]:.2f}, mean {mean:.2f}",
                      fontsize=8.5)
         ax.set_xticks(range(n), d["pieces"], rotation=60, ha="right")
         ax.set_ylim(min(low * 1.08, low - 0.5), 0.0)

@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..analysis.head_to_head import model_order
 from ..analysis.inference import stars
 from ..spreadsheet import safe_cell
 from .figures import FORMATS, Mark, add_key, pyplot, save_figure
@@ -34,16 +35,6 @@ CONDITION_TITLES = {
     "all": "all trials",
 }
 NOT_SEPARABLE = "no disagreement: not separable on this data"
-
-
-def model_order(block: dict) -> list[str]:
-    """Models by their mean share against the others (most human-consistent first; models that
-    never disagree with anyone last), ties by name."""
-    def mean_share(a: str) -> float:
-        shares = [c["share"] for c in block["head_to_head"][a].values() if c["share"] is not None]
-        return float(np.mean(shares)) if shares else -1.0
-
-    return sorted(block["head_to_head"], key=lambda a: (-mean_share(a), a))
 
 
 def head_to_head_table(comparison: dict, condition: str) -> str:

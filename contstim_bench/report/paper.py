@@ -19,7 +19,7 @@ import numpy as np
 from ..spreadsheet import safe_cell
 from .figures import FORMATS, Mark, add_key, pyplot, save_figure
 from .items import figure_kind, kind_of, table_columns, table_kind
-from ..analysis.inference import stars
+from ..analysis.inference import ALPHA, stars
 from .matrices import agreement_figure, head_to_head_figure
 from .page_html import page, table_html, table_markdown
 from .plots import bar_marks, bar_panel, panel_min
@@ -127,7 +127,7 @@ def features_figure(item: dict):
         ax.set_xlim(*lims)
         ax.set_ylim(*lims)
         ax.set_aspect("equal")
-        significant = t["p_bh"] is not None and t["p_bh"] < 0.05
+        significant = t["p_bh"] is not None and t["p_bh"] < ALPHA
         for spine in ax.spines.values():
             spine.set_edgecolor("black" if significant else "0.75")
             spine.set_linewidth(1.6 if significant else 0.8)

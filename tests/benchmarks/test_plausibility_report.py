@@ -193,4 +193,4 @@ def test_cli_plots(kn_trigram, tmp_path, capsys):
     assert [r["accuracy"] for r in t3] == [result["experiment1"][s]["both"]["accuracy"] for s in EXPERIMENT1_SUBSETS]
     assert cli.main(["plausibility", "--model", f"kenlm:{kn_trigram}", "--query", "makes-sense",
                      "--output", str(tmp_path / "q.json")]) == 1
-    assert "--query makes-sense frames a prompt: give --method prompt:TEMPLATE" in capsys.readouterr().err
+    assert "`contstim plausibility --query makes-sense` frames a prompt: give `contstim plausibility --method prompt:TEMPLATE`" in capsys.readouterr().err
