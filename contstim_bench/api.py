@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from . import driver
+from .benchmarks.base import describe_model
 from .benchmarks.contstim import ContstimExperiment
 from .benchmarks.contstim_compare import compare_logprobs, experiment_sentences
 from .driver import RunOptions, set_threads
@@ -176,7 +177,7 @@ def compare_models(
         reads = [("--results", r) for r in results] + [i for n in named for i in driver.model_inputs(n.spec)]
         check_inputs_kept([("--output", t) for t in targets], reads)
     logprobs: dict[str, dict[str, float]] = {}
-    specs: dict[str, str] = {}
+    specs: dict[str, str | dict] = {}
     if with_references and experiment in EXPERIMENTS:
         named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
                   if n.name not in {m.name for m in named}]
@@ -197,7 +198,7 @@ def compare_models(
                              f"{experiment} experiment, e.g. {missing[0]!r}; evaluate the model on it first "
                              f"(contstim evaluate --experiment {experiment})")
         logprobs[name] = {s: result["logprobs"][s] for s in sentences}
-        specs[name] = result["model"]["spec"]
+        specs[name] = result["model"]
     for entry in named:
         if entry.name in logprobs:
             raise ValueError(f"model {entry.name!r} is given twice (rename one with NAME=SPEC)")
@@ -205,7 +206,7 @@ def compare_models(
         log(f"{experiment}: scoring {len(sentences)} sentences with {scorer.spec} ...")
         values = driver.score_sentences(scorer, sentences, options, what="a comparison")
         logprobs[entry.name] = dict(zip(sentences, (float(v) for v in values)))
-        specs[entry.name] = scorer.spec
+        specs[entry.name] = describe_model(scorer)  # its settings, as evaluate's result records them
     for ref, values in round_refs.items():  # the given models and result files come first
         if ref not in logprobs:
             logprobs[ref], specs[ref] = values, f"round {experiment}: {ref}'s recorded log-probabilities"

@@ -67,20 +67,27 @@ def experiment_sentences(experiment: str, datasets_dir: str | os.PathLike | None
     return unique_sentences(experiment_trials(experiment, datasets_dir)[0])
 
 
+def _described(spec: str | Mapping) -> dict:
+    """A model of the comparison's ``models``: its description, or ``{"spec": spec}``."""
+    return {"spec": spec} if isinstance(spec, str) else dict(spec)
+
+
 def compare_logprobs(
     logprobs: Mapping[str, Mapping[str, float]],
     experiment: str,
     datasets_dir: str | os.PathLike | None = None,
     *,
     conditions: Sequence[str] | None = None,
-    specs: Mapping[str, str] | None = None,
+    specs: Mapping[str, str | Mapping] | None = None,
     ties: str = DEFAULT_TIES,
 ) -> dict:
     """Head-to-head and agreement matrices of ``logprobs`` (model name -> {sentence: natural-log
     probability}) on the human trials of ``experiment`` (see the module docstring).
 
-    ``conditions``: condition keys (default: every condition with trials); ``specs``: the model
-    specs, recorded in the output.  ValueError when fewer than two models are given, a sentence
+    ``conditions``: condition keys (default: every condition with trials); ``specs``: each
+    model's spec, or its whole description (the ``model`` block of a result:
+    :func:`~.base.describe_model` of its scorer, with its device, dtype, batch size and method),
+    recorded in the output's ``models``.  ValueError when fewer than two models are given, a sentence
     has no (finite) log-probability, or a condition is unknown.
     """
     if len(logprobs) < 2:
@@ -136,7 +143,7 @@ def compare_logprobs(
         "format": FORMAT,
         "format_version": FORMAT_VERSION,
         "experiment": experiment,
-        "models": {name: {"spec": (specs or {}).get(name, name)} for name in names},
+        "models": {name: _described((specs or {}).get(name, name)) for name in names},
         "analysis": {"ties": ties},
         "conditions": out_conditions,
         "provenance": provenance(fp),

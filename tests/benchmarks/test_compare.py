@@ -138,6 +138,14 @@ def test_compare_command_writes_tables_and_figures(tmp_path, pll, capsys):
     assert "0.85*** (101)" in row  # roberta vs bert's PLL read-out: 101 pairs of disagreement
     data = json.loads((out / "comparison.json").read_text(encoding="utf-8"))
     assert data["format"] == "contstim-bench-comparison" and data["models"]["pll_bert"]["spec"] == "precomputed:bert_has_a_mouth"
+    # each model's settings as evaluate's result records them: the scored one's scorer, the file's model block
+    evaluated = json.loads(result.read_text(encoding="utf-8"))["model"]
+    assert data["models"]["roberta"] == evaluated
+    from contstim_bench.benchmarks.base import describe_model
+    from contstim_bench.driver import RunOptions, load_model
+
+    scored = describe_model(load_model("precomputed:bert_has_a_mouth", RunOptions(progress=False)))
+    assert data["models"]["pll_bert"] == json.loads(json.dumps(scored)) and "fingerprint" in scored
     h = data["conditions"]["synthetic_vs_synthetic"]["head_to_head"]["roberta"]["pll_bert"]
     shares, n_trials, n_pairs = by_hand(trials, refs["roberta"], refs["bert_has_a_mouth"],
                                         (trials["trial_type"] == "synthetic_vs_synthetic").to_numpy())

@@ -1,0 +1,108 @@
+"""Each run option given to each door reaches the scorer's loading (not only its parser):
+``--device``, ``--dtype``, ``--batch-size``, ``--max-tokens-per-batch``, ``--threads`` and
+``--no-cache`` on ``contstim evaluate``, ``score``, ``compare`` and ``blimp`` (several methods),
+and the same options on ``evaluate_model``, ``score_sentences`` and ``compare_models``.
+
+The registry's ``load_scorer``, as the driver calls it, is replaced by a recorder that stops the
+door there; what it records is what a model would have been built with.  (``compare`` once parsed
+``--max-tokens-per-batch`` and dropped it.)"""
+from __future__ import annotations
+
+import pytest
+import torch
+
+import contstim_bench
+from contstim_bench import driver
+from contstim_bench.cli import main as cli_main
+
+SPEC = "hf-causal:org/some-model"
+CLI_OPTIONS = ["--device", "cpu", "--dtype", "bfloat16", "--batch-size", "3", "--max-tokens-per-batch", "77",
+               "--threads", "2"]
+API_OPTIONS = {"device": "cpu", "dtype": "bfloat16", "batch_size": 3, "max_tokens_per_batch": 77, "threads": 2,
+               "cache": False}
+
+
+class Reached(ValueError):
+    """The door got as far as loading the model (a ValueError, so that the CLI reports it)."""
+
+
+@pytest.fixture()
+def recorded(monkeypatch):
+    calls: list[dict] = []
+
+    def record(spec, context=None, *, device=None, dtype=None, **_):
+        calls.append({"spec": str(spec), "device": device, "dtype": dtype, "batch_size": context.batch_size,
+                      "max_tokens_per_batch": context.max_tokens_per_batch, "cache": context.cache,
+                      "threads": torch.get_num_threads()})
+        raise Reached(str(spec))
+
+    before = torch.get_num_threads()
+    monkeypatch.setattr(driver, "load_scorer", record)
+    yield calls
+    torch.set_num_threads(before)
+
+
+WANT = {"device": "cpu", "dtype": "bfloat16", "batch_size": 3, "max_tokens_per_batch": 77, "threads": 2}
+
+
+def _reached(calls, *, cache=None, n=1):
+    assert len(calls) == n, calls
+    for call in calls:
+        assert {k: call[k] for k in WANT} == WANT
+        assert call["spec"].startswith(SPEC)
+        if cache is not None:
+            assert call["cache"] is cache
+
+
+@pytest.mark.parametrize("door", [
+    ["evaluate", "--model", SPEC, "--experiment", "pll", "--no-plots"],
+    ["compare", "--models", f"a={SPEC},b={SPEC}?start=x", "--experiment", "pll"],
+], ids=lambda d: d[0])
+def test_every_command_passes_its_options_to_the_loader(door, recorded, datasets, tmp_path, capsys):
+    args = door + CLI_OPTIONS + ["--datasets", str(datasets), "--output", str(tmp_path / "out")]
+    assert cli_main(args) == 1
+    assert "Reached" in capsys.readouterr().err
+    _reached(recorded)
+
+
+def test_score_passes_its_options_and_no_cache(recorded, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text("A sentence.\n", encoding="utf-8")
+    assert cli_main(["score", "--model", SPEC, "--input", str(tmp_path / "in.txt"), "--output",
+                     str(tmp_path / "out.csv"), "--no-cache", *CLI_OPTIONS]) == 1
+    assert "Reached" in capsys.readouterr().err
+    _reached(recorded, cache=False)
+
+
+def test_blimp_with_several_methods_passes_its_options(recorded, datasets, tmp_path, capsys):
+    """``evaluate_variants`` loads the first method's model with the options (the recorder stops it)."""
+    assert cli_main(["blimp", "--model", "hf-masked:org/some-model", "--method", "pll", "--method", "pll-word-l2r",
+                     *CLI_OPTIONS[:6], "--threads", "2", "--datasets", str(datasets), "--output",
+                     str(tmp_path / "out")]) == 1
+    assert "Reached" in capsys.readouterr().err
+    assert len(recorded) == 1 and recorded[0]["spec"].startswith("hf-masked:org/some-model?method=pll")
+    assert {k: recorded[0][k] for k in ("device", "dtype", "batch_size", "threads")} == \
+        {"device": "cpu", "dtype": "bfloat16", "batch_size": 3, "threads": 2}
+
+
+@pytest.mark.parametrize("door", ["evaluate_model", "score_sentences", "compare_models"])
+def test_every_api_function_passes_its_options_to_the_loader(door, recorded, datasets):
+    with pytest.raises(Reached):
+        if door == "evaluate_model":
+            contstim_bench.evaluate_model(SPEC, "pll", datasets_dir=datasets, log=lambda m: None, **API_OPTIONS)
+        elif door == "score_sentences":
+            contstim_bench.score_sentences(SPEC, ["A sentence."], **API_OPTIONS)
+        else:
+            contstim_bench.compare_models(f"a={SPEC}", datasets_dir=datasets, log=lambda m: None, **API_OPTIONS)
+    _reached(recorded, cache=False)
+
+
+def test_options_whole_or_by_field(recorded, datasets):
+    """``options=RunOptions(...)`` with a field replaced by a keyword; an unknown field is named."""
+    with pytest.raises(Reached):
+        contstim_bench.score_sentences(SPEC, ["A sentence."], options=driver.RunOptions(**{**API_OPTIONS,
+                                                                                            "batch_size": 9}),
+                                       batch_size=3)
+    _reached(recorded, cache=False)
+    with pytest.raises(TypeError, match=r"unknown run option\(s\) batchsize; the options of RunOptions: device, "
+                                        r"dtype, batch_size"):
+        contstim_bench.evaluate_model(SPEC, "pll", batchsize=3)
