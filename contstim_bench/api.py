@@ -199,12 +199,17 @@ def compare_models(
                              f"(contstim evaluate --experiment {experiment})")
         logprobs[name] = {s: result["logprobs"][s] for s in sentences}
         specs[name] = result["model"]
+    per_model = {entry.name: driver.options_for(entry.spec, options) for entry in named}
+    if options.max_tokens_per_batch is not None and named and \
+            all(o.max_tokens_per_batch is None for o in per_model.values()):
+        raise ValueError("a token budget per batch (--max-tokens-per-batch) applies to hf-causal models; none of the "
+                         "compared models is one (the others batch by --batch-size or look their values up)")
     for entry in named:
         if entry.name in logprobs:
             raise ValueError(f"model {entry.name!r} is given twice (rename one with NAME=SPEC)")
-        scorer = driver.load_model(entry.spec, options, datasets_dir=datasets_dir)
+        scorer = driver.load_model(entry.spec, per_model[entry.name], datasets_dir=datasets_dir)
         log(f"{experiment}: scoring {len(sentences)} sentences with {scorer.spec} ...")
-        values = driver.score_sentences(scorer, sentences, options, what="a comparison")
+        values = driver.score_sentences(scorer, sentences, per_model[entry.name], what="a comparison")
         logprobs[entry.name] = dict(zip(sentences, (float(v) for v in values)))
         specs[entry.name] = describe_model(scorer)  # its settings, as evaluate's result records them
     for ref, values in round_refs.items():  # the given models and result files come first

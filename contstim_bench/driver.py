@@ -72,6 +72,16 @@ def run_options(options: RunOptions | None = None, **fields) -> RunOptions:
     return replace(options or RunOptions(), **fields)
 
 
+def options_for(model, options: RunOptions) -> RunOptions:
+    """``options`` as one model of several takes them: a token budget per batch
+    (``max_tokens_per_batch``) only for a family that batches by tokens (``hf-causal``), so that
+    one budget given for a comparison of a causal model with reference models applies where it
+    can (a single model given a budget it cannot take is still refused by the registry)."""
+    if options.max_tokens_per_batch is None or not isinstance(model, (str, ModelSpec)):
+        return options
+    return options if parse_model(model).family_info.token_budget else replace(options, max_tokens_per_batch=None)
+
+
 def set_threads(threads: int | None) -> None:
     """``torch.set_num_threads(threads)`` (None: leave torch's default).
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from ._common import add_run_args
 
-from ._common import DATASETS_HELP
+from ._common import DATASETS_HELP, positive_int
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -111,8 +111,8 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     o = gsub.add_parser("pool", help="a natural-sentence pool from your own text, with the paper's filters",
                         description="Split UTF-8 text files into sentences and keep those that pass Golan et al. "
                                     "(2023)'s filters, in this order, each counted: length (exactly --words words), "
-                                    "vocabulary (every word in the shared vocabulary: the first word among its "
-                                    "capitalised first-word list), excluded (no word of --exclude), model_vocabulary "
+                                    "vocabulary (every word in the shared vocabulary: the first word in its "
+                                    "capitalised first-word list, a later word in either list), excluded (no word of --exclude), model_vocabulary "
                                     "(every word known to each word-level model of --models), repeated (no word but "
                                     "the function words twice), duplicate (each sentence once). The pool (one "
                                     "sentence per line) is what `generate natural --pool` and `generate synthetic "
@@ -120,7 +120,8 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     o.add_argument("--corpus", required=True, nargs="+", metavar="FILE",
                    help="UTF-8 text files; each line is split into sentences after . ! or ? and white space")
     o.add_argument("--out", required=True, metavar="POOL", help="the pool file to write (one sentence per line)")
-    o.add_argument("--words", type=int, default=8, metavar="N", help="sentence length in words (paper: 8)")
+    o.add_argument("--words", type=positive_int, default=8, metavar="N",
+                   help="sentence length in words (default and paper: 8)")
     o.add_argument("--vocabulary", default="contstim", metavar="contstim|FILE|none",
                    help="shared vocabulary every word must be in (default and paper: contstim, the 29,157 entries "
                         "of SUBTLEX words seen 300+ times in the n-gram/RNN training corpus); a vocabulary file as "
@@ -270,7 +271,8 @@ def _pool(args) -> int:
         print(f"  {name:<17} {n:>10,} removed")
     for note in pool.notes:
         print(f"  note: {note}")
-    print(f"wrote {path} ({len(pool.sentences):,} sentences)")
+    n = len(pool.sentences)
+    print(f"wrote {path} ({n:,} sentence{'' if n == 1 else 's'})")
     return 0
 
 

@@ -65,10 +65,13 @@ def _run(args) -> int:
 
     report = paper_report(args.experiment, args.datasets, seed=args.seed, source=args.source)
     paths = write_report(report, args.out)
-    print(f"wrote {len(paths)} files to {args.out} (open {args.out}/index.html): "
-          + ", ".join(i["id"] for i in report["items"]))
-    for key, why in report["skipped"].items():
-        print(f"not produced: {key}: {why}", file=sys.stderr)
+    made = ", ".join(i["id"] for i in report["items"]) or "no item (see below)"
+    print(f"wrote {len(paths)} files to {args.out} (open {args.out}/index.html): {made}")
+    reasons: dict[str, list[str]] = {}
+    for key, why in report["skipped"].items():  # one line per reason, with every item it holds back
+        reasons.setdefault(why, []).append(key)
+    for why, keys in reasons.items():
+        print(f"not produced: {', '.join(keys)}: {why}", file=sys.stderr)
     return 0
 
 

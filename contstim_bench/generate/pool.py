@@ -64,6 +64,8 @@ def corpus_sentences(paths: Sequence[str | os.PathLike]) -> Iterator[str]:
     skipped.  FileNotFoundError names a missing file, ValueError a file that is not UTF-8."""
     for path in paths:
         p = Path(path).expanduser()
+        if p.is_dir():
+            raise IsADirectoryError(f"corpus {p} is a folder: give its text files (--corpus {p}/*.txt)")
         if not p.is_file():
             raise FileNotFoundError(f"corpus file not found: {p} (a UTF-8 text file)")
         with p.open(encoding="utf-8") as fh:

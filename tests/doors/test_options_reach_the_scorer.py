@@ -106,3 +106,19 @@ def test_options_whole_or_by_field(recorded, datasets):
     with pytest.raises(TypeError, match=r"unknown run option\(s\) batchsize; the options of RunOptions: device, "
                                         r"dtype, batch_size"):
         contstim_bench.evaluate_model(SPEC, "pll", batchsize=3)
+
+
+def test_a_comparison_gives_the_token_budget_to_the_models_that_take_it(recorded, datasets):
+    """``compare --references --max-tokens-per-batch N`` (a causal candidate against the paper's
+    precomputed references): the budget goes to the causal model only; a comparison of models
+    none of which takes one is refused before any model loads (a fresh-clone user found that the
+    references' refusal made the two impossible together)."""
+    with pytest.raises(Reached):
+        contstim_bench.compare_models(f"ref=precomputed:roberta,a={SPEC}", datasets_dir=datasets, log=lambda m: None,
+                                      max_tokens_per_batch=77)
+    assert recorded[0]["spec"] == "precomputed:roberta" and recorded[0]["max_tokens_per_batch"] is None
+    recorded.clear()
+    with pytest.raises(ValueError, match=r"applies to hf-causal models; none of the compared models is one"):
+        contstim_bench.compare_models("precomputed:roberta,precomputed:electra", datasets_dir=datasets,
+                                      log=lambda m: None, max_tokens_per_batch=77)
+    assert recorded == []

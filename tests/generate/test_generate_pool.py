@@ -91,7 +91,7 @@ def test_the_paper_defaults(files):
 
 @pytest.mark.parametrize("args, message", [
     (["--corpus", "missing.txt"], "corpus file not found"),
-    (["--words", "0"], "sentence length in words must be a positive integer, got 0"),
+    (["--corpus", "."], "is a folder: give its text files"),
     (["--exclude", "two.txt"], "line 1 ('two words') is not one word"),
     (["--words", "20"], "no sentence passed the filters (length: 11 removed"),
     (["--out", "corpus.txt"], "--out corpus.txt is the input --corpus"),
@@ -106,3 +106,13 @@ def test_bad_input_is_named(files, capsys, monkeypatch, args, message):
     assert message in capsys.readouterr().err
     if "--out" not in flags:
         assert not (files / "out.txt").exists()
+
+
+def test_a_bad_length_is_refused_while_parsing(files, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        cli_main(["generate", "pool", "--corpus", str(files / "corpus.txt"), "--out", str(files / "o.txt"),
+                  "--words", "0"])
+    assert exit_.value.code == 2 and "argument --words: must be an integer >= 1, got 0" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="sentence length in words must be a positive integer, got 0"):
+        build_pool([files / "corpus.txt"], words=0)
+
