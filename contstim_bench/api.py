@@ -202,8 +202,9 @@ def compare_models(
     per_model = {entry.name: driver.options_for(entry.spec, options) for entry in named}
     if options.max_tokens_per_batch is not None and named and \
             all(o.max_tokens_per_batch is None for o in per_model.values()):
-        raise ValueError("a token budget per batch (--max-tokens-per-batch) applies to hf-causal models; none of the "
-                         "compared models is one (the others batch by --batch-size or look their values up)")
+        raise ValueError("a token budget per batch (`contstim compare --max-tokens-per-batch`) applies to hf-causal "
+                         "models; none of the compared models is one (the others batch by `contstim compare "
+                         "--batch-size` or look their values up)")
     for entry in named:
         if entry.name in logprobs:
             raise ValueError(f"model {entry.name!r} is given twice (rename one with NAME=SPEC)")

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -32,28 +32,11 @@ from .results.io import check_output_file, check_output_folder
 from .scoring.parallel import check_threads, data_parallel, is_main_process
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
 from .scoring.registry import ModelSpec, ScoringContext, load_scorer
+from .scoring.run_options import RunOptions
 from .scoring.spec import DEFAULT_MODEL
 from .staging import check_inputs_kept
 
 Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How a model runs, the same options on every door: ``device`` (``cpu``, ``cuda``, ...;
-    None: the family's default), ``dtype`` of the weights (``float32`` default, ``bfloat16``,
-    ...), ``batch_size`` (sentences per forward pass), ``max_tokens_per_batch`` (length-sorted
-    batches under a budget of padded tokens, ``hf-causal``), ``threads`` (torch CPU threads;
-    None: torch's default), ``cache`` (a :class:`~.scoring.base.ScoreCache`, None for the
-    default on-disk cache, False for none) and ``progress`` (progress bars)."""
-
-    device: str | None = None
-    dtype: str | None = None
-    batch_size: int | None = None
-    max_tokens_per_batch: int | None = None
-    threads: int | None = None
-    cache: Any = field(default=None, compare=False)
-    progress: bool = True
 
 
 def run_options(options: RunOptions | None = None, **fields) -> RunOptions:

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 
 from ..experiment.limits import MAX_BODY_BYTES, MAX_PER_GROUP, SIGNUPS_PER_MINUTE
-from ._common import add_run_args, positive_int
+from ._common import add_run_args, positive_int, run_options
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -157,8 +157,7 @@ def _simulate(args) -> int:
     set_threads(args.threads)
     settings = SimulationSettings(noise=args.noise, catch_failure_rate=args.catch_failure_rate, seed=args.seed)
     run = simulate(args.url, args.participants, args.model, settings, first_index=args.first,
-                   datasets_dir=args.datasets, device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                   max_tokens_per_batch=args.max_tokens_per_batch, log=lambda msg: print(msg, flush=True))
+                   datasets_dir=args.datasets, options=run_options(args), log=lambda msg: print(msg, flush=True))
     failed = sum(p.catch_failures for p in run.participants)
     print(f"{len(run.participants)} simulated participant(s) answered {sum(p.n_trials for p in run.participants)} "
           f"trials at {run.url} with {run.model} (noise {settings.noise} nats, {failed} catch trial(s) failed)")

@@ -19,7 +19,7 @@ import json
 import sys
 from pathlib import Path
 
-from ._common import add_run_args
+from ._common import add_run_args, run_options
 
 from ._common import DATASETS_HELP, positive_int
 
@@ -199,9 +199,8 @@ def _synthetic(args) -> int:
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold,
                               strategy=args.search)
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
-                      seed=args.seed, settings=settings, device=args.device, dtype=args.dtype,
-                      batch_size=args.batch_size, use_cache=not args.no_cache, progress=not args.quiet,
-                      max_tokens_per_batch=args.max_tokens_per_batch, vocabulary_size=args.vocabulary_size, datasets_dir=args.datasets, candidates=args.candidates,
+                      seed=args.seed, settings=settings, options=run_options(args),
+                      vocabulary_size=args.vocabulary_size, datasets_dir=args.datasets, candidates=args.candidates,
                       references=args.references)
     if done is not None:  # process 0 of the run
         print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
@@ -239,9 +238,7 @@ def _natural(args) -> int:
     _keep_inputs(args.output, (NATURAL_DATASET, POOL_ARRAYS, MODELS_FILE), [("--pool", args.pool)])
     set_threads(args.threads)
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
-                          device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                          use_cache=not args.no_cache, progress=not args.quiet,
-                          max_tokens_per_batch=args.max_tokens_per_batch, datasets_dir=args.datasets,
+                          options=run_options(args), datasets_dir=args.datasets,
                           candidates=args.candidates, references=args.references,
                           restrict_to_scorable=args.restrict_to_scorable)
     if done is None:  # a process other than 0 of `accelerate launch`: process 0 writes
@@ -265,7 +262,7 @@ def _pool(args) -> int:
     set_threads(args.threads)
     path, pool = make_pool(args.corpus, args.out, words=args.words, vocabulary=args.vocabulary, exclude=args.exclude,
                            models=args.models, function_words=args.function_words, datasets_dir=args.datasets,
-                           device=args.device, dtype=args.dtype, log=lambda text: print(text, file=sys.stderr))
+                           options=run_options(args), log=lambda text: print(text, file=sys.stderr))
     print(f"read {pool.n_read:,} sentences from {len(args.corpus)} file(s)")
     for name, n in pool.removed.items():
         print(f"  {name:<17} {n:>10,} removed")
@@ -288,8 +285,7 @@ def _design(args) -> int:
                                        groups=args.groups, random_pairs=args.random_pairs,
                                        catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment,
                                        datasets_dir=args.datasets, score_models=not args.no_model_scores,
-                                       device=args.device, dtype=args.dtype, batch_size=args.batch_size,
-                                       max_tokens_per_batch=args.max_tokens_per_batch, use_cache=not args.no_cache)
+                                       options=run_options(args))
     counts = design.groupby("trial_type").size().to_dict()
     print(f"wrote {folder} ({args.groups} groups, {len(design)} trials: {json.dumps(counts)})")
     return 0

@@ -40,6 +40,8 @@ from urllib.parse import urljoin
 
 import numpy as np
 
+from ..scoring.run_options import RunOptions
+
 CONFIDENCE_NATS = (1.0, 3.0)
 """|log-ratio + noise| thresholds (nats) between somewhat confident, confident and very confident."""
 RT_MEDIAN_MS = 1800.0
@@ -176,12 +178,12 @@ def run_participant(client: ApiClient, chooser: Chooser, external_id: str) -> Si
 
 
 def simulate(url: str, participants: int, model, settings: SimulationSettings | None = None, *,
-             first_index: int = 0, datasets_dir=None, device=None, dtype=None, batch_size: int | None = None,
-             max_tokens_per_batch: int | None = None, cache=None,
+             first_index: int = 0, datasets_dir=None, options: RunOptions = RunOptions(),
              log: Callable[[str], None] | None = None) -> SimulationRun:
     """Run ``participants`` simulated participants (numbers ``first_index`` ..) against the
     experiment served at ``url``, their choices following ``model`` (a model spec or a ready
-    log-probability scorer); see the module docstring.  RuntimeError names a server that cannot
+    log-probability scorer) loaded with ``options`` (:class:`RunOptions`; no progress bars); see
+    the module docstring.  RuntimeError names a server that cannot
     be reached or refuses a request."""
     from ..scoring.protocols import require_logprobs
     from ..scoring.registry import ScoringContext, load_scorer
@@ -193,9 +195,10 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
     client = ApiClient(url)
     client.call("GET", "api/config")  # fail early, before loading the model
     if isinstance(model, str):
-        scorer = load_scorer(model, ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache,
-                                                   progress=False, max_tokens_per_batch=max_tokens_per_batch),
-                             device=device, dtype=dtype)
+        scorer = load_scorer(model, ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size,
+                                                   cache=options.cache, progress=False,
+                                                   max_tokens_per_batch=options.max_tokens_per_batch),
+                             device=options.device, dtype=options.dtype)
     else:
         scorer = model
     scorer = require_logprobs(scorer, "a simulated participant")

@@ -34,6 +34,7 @@ import pyarrow as pa
 from scipy.optimize import linear_sum_assignment
 
 from contstim_bench.data.contstim_trials import pair_id
+from contstim_bench.scoring.run_options import RunOptions
 from contstim_bench.data.design_file import read_design
 from contstim_bench.study import TRIAL_COLUMNS
 
@@ -266,8 +267,8 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
                       triplets: str | os.PathLike | None = None, pool: str | None = None, groups: int = 10,
                       random_pairs: int = 9, catch_trials: int = 12, seed: int = 0,
                       experiment: str = "generated", datasets_dir: str | os.PathLike | None = None,
-                      score_models: bool = True, device=None, dtype=None, batch_size: int | None = None,
-                      max_tokens_per_batch: int | None = None, use_cache: bool = True, log=None) -> tuple[pd.DataFrame, Path]:
+                      score_models: bool = True, options: RunOptions = RunOptions(),
+                      log=None) -> tuple[pd.DataFrame, Path]:
     """Build the trial lists from the outputs of ``generate natural`` (``natural``) and/or
     ``generate select`` (``triplets``) and random/catch sentences of ``pool`` (default: the
     held-out ``start`` part of the contstim synthesis pool), and write them as ``output``/design;
@@ -296,8 +297,9 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
     if score_models:
         found = collect_specs(natural, triplet_rows, triplets)
         specs = {name: found.get(name, {"spec": None, "role": None}) for name in design_model_names(design)}
-        logprobs = score_sentences(design_sentences(design), specs, datasets_dir=datasets_dir, device=device,
-                                   dtype=dtype, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
-                                   use_cache=use_cache, log=log)
+        logprobs = score_sentences(design_sentences(design), specs, datasets_dir=datasets_dir, device=options.device,
+                                   dtype=options.dtype, batch_size=options.batch_size,
+                                   max_tokens_per_batch=options.max_tokens_per_batch, use_cache=options.use_cache,
+                                   log=log)
         write_models_dataset(specs, logprobs, Path(output))
     return design, folder

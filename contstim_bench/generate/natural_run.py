@@ -30,6 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..scoring.run_options import RunOptions
 from .natural_ilp import NaturalPairSelection, select_natural_pairs
 from .pairing import ModelEntry
 
@@ -166,12 +167,10 @@ def write_pool_arrays(folder: Path, lines: Sequence[str], sentences: Sequence[st
 
 
 def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike, *, pool: str | None = None,
-                   per_pair: int = 10, solver: str = "cbc", device=None, dtype=None,
-                   batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
+                   per_pair: int = 10, solver: str = "cbc", options: RunOptions = RunOptions(),
                    datasets_dir: str | os.PathLike | None = None, candidates: str | Sequence[str] | None = None,
                    references: str | Sequence[str] | None = None, restrict_to_scorable: bool = False,
-                   log: Callable[[str], None] | None = None,
-                   max_tokens_per_batch: int | None = None) -> NaturalRun | None:
+                   log: Callable[[str], None] | None = None) -> NaturalRun | None:
     """Select ``per_pair`` controversial natural-sentence pairs per model pair from ``pool``
     (default: the held-out ``start`` part of the contstim synthesis pool; a repeated line is one
     sentence) and write them with the pool's scores to ``output``/natural, and the models with
@@ -180,7 +179,8 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (every pair), or ``candidates`` and
     ``references`` (each candidate against each reference; :func:`.pairing.pairing`).
     ``restrict_to_scorable``: keep only pool sentences every model can score (see
-    :func:`score_pool`).  ``log`` receives a line per scored model (default: stderr).
+    :func:`score_pool`).  ``options``: how the models run (:class:`RunOptions`).  ``log``
+    receives a line per scored model (default: stderr).
     ValueError for bad models or ``per_pair``, and from the selection (e.g. too few eligible
     sentences).  Returns None in a process other than 0 of a data-parallel launch.
     """
@@ -198,10 +198,12 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     sentences = list(dict.fromkeys(lines))
     pool_file = str(Path(pool).expanduser()) if pool is not None and Path(pool).expanduser().is_file() else None
     main = is_main_process()
-    kept, log_probs = score_pool(sentences, entries, device=device, dtype=dtype, batch_size=batch_size,
-                                 use_cache=use_cache, progress=progress and main, datasets_dir=datasets_dir,
+    kept, log_probs = score_pool(sentences, entries, device=options.device, dtype=options.dtype,
+                                 batch_size=options.batch_size, use_cache=options.use_cache,
+                                 progress=options.progress and main, datasets_dir=datasets_dir,
                                  restrict_to_scorable=restrict_to_scorable, pool_lines=lines, pool_file=pool_file,
-                                 log=log if main else (lambda msg: None), max_tokens_per_batch=max_tokens_per_batch)
+                                 log=log if main else (lambda msg: None),
+                                 max_tokens_per_batch=options.max_tokens_per_batch)
     if not main:
         return None
     kept_set = set(kept)

@@ -39,6 +39,8 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..scoring.run_options import RunOptions
+
 FILTERS = ("length", "vocabulary", "excluded", "model_vocabulary", "repeated", "duplicate")
 """The filters of :func:`build_pool`, in the order they apply."""
 
@@ -65,7 +67,8 @@ def corpus_sentences(paths: Sequence[str | os.PathLike]) -> Iterator[str]:
     for path in paths:
         p = Path(path).expanduser()
         if p.is_dir():
-            raise IsADirectoryError(f"corpus {p} is a folder: give its text files (--corpus {p}/*.txt)")
+            raise IsADirectoryError(f"corpus {p} is a folder: give its text files (`contstim generate pool --corpus "
+                                    f"{p}/*.txt`)")
         if not p.is_file():
             raise FileNotFoundError(f"corpus file not found: {p} (a UTF-8 text file)")
         with p.open(encoding="utf-8") as fh:
@@ -183,14 +186,14 @@ def write_pool(pool: Pool, out: str | os.PathLike) -> Path:
 def make_pool(corpus: Sequence[str | os.PathLike], out: str | os.PathLike, *, words: int = PAPER_WORDS,
               vocabulary: str | None = "contstim", exclude: str | os.PathLike | None = None,
               models: str | None = None, function_words: str | os.PathLike | None = None,
-              datasets_dir: str | os.PathLike | None = None, device: str | None = None, dtype: str | None = None,
+              datasets_dir: str | os.PathLike | None = None, options: RunOptions = RunOptions(),
               log: Callable[[str], None] = lambda message: None) -> tuple[Path, Pool]:
     """``contstim generate pool``: read the options' files, load ``models`` (``SPEC,SPEC`` or
     ``NAME=SPEC``; only their vocabularies are used), :func:`build_pool` and :func:`write_pool`.
     ``vocabulary``: ``contstim`` (the shared 29,157-entry vocabulary), a vocabulary file
     (:func:`contstim_bench.generate.inputs.load_vocabulary`) or ``none``; ``exclude`` and
     ``function_words``: word lists (:func:`read_word_list`; default none and the paper's 42);
-    ``device``/``dtype``: where an RNN's weights load."""
+    ``options``: how the models load (an RNN's device and dtype; a vocabulary lookup runs no batch)."""
     from ..scoring.registry import ScoringContext, load_scorer
     from .inputs import load_vocabulary
     from .pairing import parse_models
@@ -203,7 +206,7 @@ def make_pool(corpus: Sequence[str | os.PathLike], out: str | os.PathLike, *, wo
     if models:
         context = ScoringContext(datasets_dir=datasets_dir, cache=False, progress=False)
         for entry in parse_models(models, minimum=1):
-            loaded.append((entry.name, load_scorer(entry.spec, context, device=device, dtype=dtype)))
+            loaded.append((entry.name, load_scorer(entry.spec, context, device=options.device, dtype=options.dtype)))
     pool = build_pool(corpus, words=words, vocabulary=vocab, excluded=banned, model_vocabularies=loaded,
                       function_words=fw, log=log)
     return write_pool(pool, out), pool

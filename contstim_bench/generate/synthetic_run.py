@@ -41,6 +41,7 @@ from pathlib import Path
 import numpy as np
 
 from ..results.io import ValidationError, parse_json
+from ..scoring.run_options import RunOptions
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .pairing import ModelEntry, check_can_synthesize, pairing
 from .search_records import AttemptReport, SearchModel, SearchSettings
@@ -453,21 +454,20 @@ class SyntheticRun:
 
 def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, start_sentences: int, *,
                pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
-               settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
-               batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-               max_tokens_per_batch: int | None = None,
+               settings: SearchSettings | None = None, options: RunOptions = RunOptions(),
                datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None,
                candidates: str | Sequence[str] | None = None,
                references: str | Sequence[str] | None = None) -> SyntheticRun | None:
     """Plan (:func:`plan_run`) and run or resume (:func:`run`) a synthetic-triplet search into
-    ``output``; process 0 returns a summary of the written dataset, other processes None."""
+    ``output``; process 0 returns a summary of the written dataset, other processes None.
+    ``options``: how the models run (:class:`~contstim_bench.scoring.run_options.RunOptions`)."""
     from .triplet_table import read_triplets
 
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
-                    settings=settings, device=device, dtype=dtype, datasets_dir=datasets_dir,
+                    settings=settings, device=options.device, dtype=options.dtype, datasets_dir=datasets_dir,
                     vocabulary_size=vocabulary_size, candidates=candidates, references=references)
-    folder = run(plan, batch_size=batch_size, use_cache=use_cache, progress=progress,
-                 max_tokens_per_batch=max_tokens_per_batch)
+    folder = run(plan, batch_size=options.batch_size, use_cache=options.use_cache, progress=options.progress,
+                 max_tokens_per_batch=options.max_tokens_per_batch)
     if folder is None:
         return None
     frame = read_triplets(folder)
