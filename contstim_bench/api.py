@@ -105,7 +105,7 @@ output convention of every door (:func:`contstim_bench.driver.write_outputs`): a
     """
     log = log or (lambda msg: print(msg, file=sys.stderr))  # the driver silences processes other than 0
     options = driver.run_options(options, **run_options)
-    exps, asked, _ = driver.asked_benchmarks(experiments, benchmarks)
+    exps, asked, _ = driver.asked_benchmarks(experiments, benchmarks, datasets_dir)
     if asked is not None:  # benchmarks=, or rounds named as experiments
         if plots not in (None, False):
             raise ValueError("benchmarks (and rounds) are evaluated whole: leave plots out")

@@ -221,15 +221,25 @@ def score_sentences(model, sentences: Sequence[str], options: RunOptions = RunOp
         return scorer.score(sentences)
 
 
-def asked_benchmarks(experiments: Sequence[str] | str | None, benchmarks: Sequence[str] | None
-                     ) -> tuple[list[str] | None, list[str] | None, list[str]]:
+def asked_benchmarks(experiments: Sequence[str] | str | None, benchmarks: Sequence[str] | None,
+                     datasets_dir: str | os.PathLike | None = None) -> tuple[list[str] | None, list[str] | None, list[str]]:
     """What a door was asked to evaluate, the same on every door: ``(the paper's experiments or
     None for all, benchmark identifiers or None, the rounds named as experiments)``.  A round
     named as an experiment (``--experiment ROUND``, ``experiments=[ROUND]``) is the benchmark
     ``contstim.ROUND`` (:func:`split_experiments` tells them apart).  ValueError for rounds with
-    other benchmarks and for benchmarks with experiments."""
+    other benchmarks, for benchmarks with experiments, and for a name that is neither an
+    experiment nor a round of ``datasets_dir`` (the rounds found there listed)."""
     exps, rounds = split_experiments(experiments)
     if rounds:
+        from .benchmarks.registry import rounds as rounds_in
+        from .study import EXPERIMENTS
+
+        found = [name.removeprefix("contstim.") for name in rounds_in(datasets_dir)]
+        for r in rounds:
+            if r not in found:
+                raise ValueError(f"unknown experiment {r!r}; known: {', '.join(EXPERIMENTS)}, all, or a round of the "
+                                 f"datasets folder ({', '.join(found) if found else 'none there'}; `contstim "
+                                 "experiment ingest --out DIR` writes one, `contstim evaluate --datasets DIR` finds it)")
         if benchmarks:
             raise ValueError("a round is a benchmark of its own: give rounds alone (`contstim evaluate --experiment ROUND "
                              "...` or `contstim evaluate --benchmark contstim.ROUND`), not with other benchmarks")

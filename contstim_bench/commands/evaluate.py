@@ -69,7 +69,7 @@ def _run(args) -> int:
     from ..results import default_output
     from ..scoring.parallel import is_main_process
 
-    experiments, benchmarks, rounds = asked_benchmarks(args.experiment, args.benchmark)
+    experiments, benchmarks, rounds = asked_benchmarks(args.experiment, args.benchmark, args.datasets)
     if rounds:
         print(f"note: --experiment {' '.join(rounds)}: evaluated as --benchmark {' '.join(benchmarks)}",
               file=sys.stderr)

@@ -26,7 +26,8 @@ from ._common import DATASETS_HELP, positive_int
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("generate", help="generate controversial sentence pairs and experiment designs",
-                       description=__doc__.split("\n\n", 1)[1], formatter_class=argparse.RawDescriptionHelpFormatter)
+                       description=__doc__.split("\n\n", 1)[1].replace("``", "`"),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     add_generate_commands(p)
     p.set_defaults(func=lambda a: (p.print_help(), 2)[1])
 

@@ -288,7 +288,8 @@ def test_api_equals_cli(env, first_run, tmp_path):
     "kwargs,exc,message",
     [
         ({"spec": 42}, TypeError, "spec must be a model spec string or a Scorer, got int"),
-        ({"experiments": "nope"}, ValueError, "no round contstim.nope in the datasets folder"),  # as --experiment nope
+        ({"experiments": "nope"}, ValueError, "unknown experiment 'nope'; known: main, pll, all, or a round of the "
+                                              "datasets folder"),  # as --experiment nope
         ({"scatter_reference": "gpt3"}, ValueError, "unknown scatter reference model 'gpt3'"),
         ({"plots": True}, ValueError, "plots=True puts the figures next to the result file: give output too"),
         ({"threads": 0}, ValueError, "threads must be a positive integer, got 0"),
