@@ -85,9 +85,11 @@ def _failures(frame, ratios, refs, models, cond_key, seed) -> list[dict]:
 
 
 def _token_counts(experiment: str, datasets_dir, counters: Mapping[str, TokenCounter] | None,
-                  skipped: dict[str, str]) -> dict | None:
-    """Item TS2, or None with the reason in ``skipped``."""
-    logprobs = reference_logprobs(experiment, datasets_dir)
+                  skipped: dict[str, str], logprobs: Mapping[str, Mapping[str, float]] | None = None) -> dict | None:
+    """Item TS2, or None with the reason in ``skipped`` (``logprobs``: the experiment's
+    :func:`reference_logprobs` when the caller has read them)."""
+    if logprobs is None:
+        logprobs = reference_logprobs(experiment, datasets_dir)
     missing: dict[str, str] = {}
     if counters is None:
         counters, missing = reference_token_counters(logprobs)
@@ -119,12 +121,13 @@ def _without_trials(experiment: str, datasets_dir, seed: int, token_counters, mi
     skipped["S3"] = ("the 90 randomly sampled natural pairs are paired only in the main experiment's results file "
                      f"(the stimuli and log-probabilities are here, the pairing is not): {missing}")
     skipped["S8a"] = f"the PLL read-outs of the main experiment come with its results file: {missing}"
-    token_counts = _token_counts(experiment, datasets_dir, token_counters, skipped)
+    logprobs = reference_logprobs(experiment, datasets_dir)
+    token_counts = _token_counts(experiment, datasets_dir, token_counters, skipped, logprobs)
     return {
         "experiment": experiment,
         "unit": None,
         "seed": seed,
-        "models": {m: MODEL_DESCRIPTIONS.get(m, m) for m in reference_logprobs(experiment, datasets_dir)},
+        "models": {m: MODEL_DESCRIPTIONS.get(m, m) for m in logprobs},
         "items": [token_counts] if token_counts is not None else [],
         "skipped": skipped,
     }

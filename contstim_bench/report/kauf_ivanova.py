@@ -49,6 +49,15 @@ def _legend(fig, axes) -> None:
                fontsize=8, bbox_to_anchor=(0.5, 0.0))
 
 
+def _finish(fig, axes, title: str, key_height: float):
+    """Title the figure, put one key for every panel's marks under them (``key_height``: the
+    share of the figure's height kept for it) and lay the panels out above it."""
+    fig.suptitle(title, fontsize=10)
+    _legend(fig, axes)
+    fig.tight_layout(rect=(0, key_height, 1, 1))
+    return fig
+
+
 def length_figure(item: dict):
     """Fig. 3A: per metric, sentence length (tokens; words in a second row) against the negative score."""
     panels = item["data"]["panels"]
@@ -71,10 +80,7 @@ def length_figure(item: dict):
             ax.set_xlabel(xlabel, fontsize=8)
             ax.set_ylabel(f"Negative {'LL' if p['label'] == 'LL' else 'PLL'} score", fontsize=8)
             ax.tick_params(labelsize=7)
-    fig.suptitle(item["title"], fontsize=10)
-    _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return fig
+    return _finish(fig, axes, item["title"], 0.06)
 
 
 def frequency_figure(item: dict):
@@ -101,10 +107,7 @@ def frequency_figure(item: dict):
         ax.set_xlabel(item["data"]["frequency_label"], fontsize=8)
         ax.set_ylabel(f"Word {'LL' if p['label'] == 'LL' else 'PLL'} score", fontsize=8)
         ax.tick_params(labelsize=7)
-    fig.suptitle(f"{item['title']}\ncontext: {item['data']['template']}", fontsize=10)
-    _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0.13, 1, 1))
-    return fig
+    return _finish(fig, axes, f"{item['title']}\ncontext: {item['data']['template']}", 0.13)
 
 
 def causal_figure(item: dict):
@@ -120,10 +123,7 @@ def causal_figure(item: dict):
         ax.set_xlabel(f"{item['data']['causal_model']} LL score", fontsize=8)
         ax.set_ylabel("PLL score", fontsize=8)
         ax.tick_params(labelsize=7)
-    fig.suptitle(item["title"], fontsize=10)
-    _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0.06, 1, 1))
-    return fig
+    return _finish(fig, axes, item["title"], 0.06)
 
 
 def oov_table(item: dict) -> dict:
@@ -167,10 +167,7 @@ def inflation_sentence_figure(item: dict):
         ax.set_ylim(min(low * 1.08, low - 0.5), 0.0)
         ax.set_ylabel("token log p (natural log)", fontsize=8)
         ax.tick_params(labelsize=7)
-    fig.suptitle(item["title"], fontsize=10)
-    _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0.05, 1, 1))
-    return fig
+    return _finish(fig, axes, item["title"], 0.05)
 
 
 def inflation_positions_figure(item: dict):
@@ -190,10 +187,7 @@ def inflation_positions_figure(item: dict):
         ax.set_ylabel("mean log p(token)", fontsize=8)
         ax.ticklabel_format(axis="y", useOffset=False)
         ax.tick_params(labelsize=7)
-    fig.suptitle(item["title"], fontsize=10)
-    _legend(fig, axes)
-    fig.tight_layout(rect=(0, 0.08, 1, 1))
-    return fig
+    return _finish(fig, axes, item["title"], 0.08)
 
 
 FIGURES = {"pll_length": length_figure, "pll_frequency": frequency_figure, "pll_causal": causal_figure,
