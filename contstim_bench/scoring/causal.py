@@ -10,11 +10,12 @@ tokenizer's BOS token; its EOS token (GPT-2 style models are trained with ``<|en
 between documents).  No end-of-sentence token is scored.
 
 Sentences are tokenised without special tokens, grouped into length-sorted batches (at most
-``batch_size`` sentences, and at most ``max_tokens_per_batch`` padded tokens when that is given),
-padded on the right (with an attention mask, so real tokens keep their positions and never attend
-to the padding) and run under :func:`torch.inference_mode`.  The last token of a sequence is never
-fed (its logits predict nothing that is scored), so a batch's forward covers every token but the
-last.  Per-token log-probabilities are logit minus log-sum-exp, read out in float64 when the
+``batch_size`` sentences, and at most ``max_tokens_per_batch`` padded tokens when that is given)
+and run under :func:`torch.inference_mode`.  The last token of a sequence is never fed (its
+logits predict nothing that is scored).  A batch's sentences are packed one after the other into
+rows without padding, their positions restarting at 0 (:mod:`.packing`), when the model keeps
+packed sequences apart (checked once on loading); otherwise they are padded on the right, with an
+attention mask, so real tokens keep their positions and never attend to the padding.  Per-token log-probabilities are logit minus log-sum-exp, read out in float64 when the
 weights are bfloat16/float16 (float32 or better otherwise), and summed in float64.
 
 Spec options: ``start=<token>``; ``revision=<branch, tag or commit>`` of a Hub id (recorded as
@@ -40,6 +41,7 @@ import numpy as np
 from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer, validate_sentences
 from .causal_bounds import tile_cache
 from .causal_prefix import SharedPrefixScoring
+from .packing import MIN_TOKEN_ROWS
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
 from .spec import format_spec
 from .hf_loading import (
@@ -57,7 +59,7 @@ from .hf_loading import (
 
 OPTION_KEYS = frozenset({"start", "revision", "device_map", "max_memory"})
 DEFAULT_BATCH_SIZE = 32
-_MIN_ROWS = 8  # see CausalScorer._forward
+_MIN_ROWS = MIN_TOKEN_ROWS  # see CausalScorer._forward
 
 
 class CausalScorer(SharedPrefixScoring, Scorer):
@@ -116,6 +118,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         # token: the checks and the tokenizer (about 2 CPU-s of imports, Gemma-3's tokenizer 4 more)
         # wait for the first sentence that is not in the score cache (the identity needs neither),
         # so that a run served from the cache loads no tokenizer; they raise the same errors then
+        self._packs: bool | None = None  # whether the model keeps packed rows apart (checked on loading)
         self._fingerprint: str | None = None
         self._context: int | None = None
         self._torch = torch
@@ -177,6 +180,14 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                 self.device = self._model.get_input_embeddings().weight.device
             self._cache_name = cache_argument(self._model)
         return self._model
+
+    @property
+    def packs(self) -> bool:
+        """Whether sentences and continuations are scored packed into rows without padding
+        (:mod:`.packing`): checked once, on the loaded model, to keep packed sequences apart."""
+        if self._packs is None:
+            self._packs = self._check_packing()
+        return self._packs
 
     # ----------------------------------------------------------------------------- identity
     def fingerprint(self) -> str:
@@ -306,36 +317,47 @@ class CausalScorer(SharedPrefixScoring, Scorer):
     def _score_ids(self, seqs: list[list[int]], desc: str = "scoring") -> np.ndarray:
         """Sum of log p(token | previous) over tokens 1.. of each id sequence (float64).
 
-        The forward runs over every token but the last of each batch (``ids[:, :-1]``); the
-        batches and their padded width are those of :meth:`_batches` over the fed lengths."""
+        A batch of :meth:`_batches` (over the fed lengths) feeds every token but the last of each
+        sequence.  When :attr:`packs`, the start token runs once (:meth:`_start_state`) and the
+        batch's sequences after it are packed into rows that share its key/value cache, so no
+        padding and no second start token is fed; else they are right-padded."""
         torch = self._torch
         from ..progress import progress_bar
 
         out = np.empty(len(seqs), dtype=np.float64)
         batches = self._batches([len(s) - 1 for s in seqs])
         self.model  # noqa: B018 - load the weights first: their loading bar is not nested in ours
+        packed = self.packs
         bar = progress_bar(total=len(seqs), desc=f"{self.name}: {desc}", unit="sent",
                            disable=not self.progress, leave=False)
         with torch.inference_mode():
             for batch in batches:
-                ids, mask = self._pad([seqs[i] for i in batch])
+                chosen = [seqs[i] for i in batch]
                 try:
-                    logits = self._forward(ids[:, :-1], mask[:, :-1])
+                    if packed and all(s[0] == self.start_id for s in chosen):
+                        cache, next_lp = self._start_state()
+                        out[batch] = self._continuation_totals(cache, 1, next_lp, [s[1:] for s in chosen], wide=True)
+                    else:
+                        out[batch] = self._padded_sums(chosen)
                 except IndexError as exc:  # learned absolute positions end at the context length
                     limit = self.context_length()
-                    if limit is None or ids.shape[1] - 1 <= limit:
+                    longest = max(len(s) for s in chosen)
+                    if limit is None or longest - 1 <= limit:
                         raise
-                    longest = max(batch, key=lambda i: len(seqs[i]))
                     raise ValueError(
-                        f"model {self.name}: a text of {len(seqs[longest])} tokens (start token included) "
+                        f"model {self.name}: a text of {longest} tokens (start token included) "
                         f"is longer than the model's context of {limit} tokens, which it cannot score"
                     ) from exc
-                tok = self._token_logprobs64(logits, ids[:, 1:]).double()
-                tok = tok * mask[:, 1:]
-                out[batch] = tok.sum(-1).cpu().numpy()
                 bar.update(len(batch))
         bar.close()
         return out
+
+    def _padded_sums(self, seqs: list[list[int]]) -> np.ndarray:
+        """Scores of one batch, right-padded (every token but the last fed)."""
+        ids, mask = self._pad(seqs)
+        logits = self._forward(ids[:, :-1], mask[:, :-1])
+        tok = self._token_logprobs64(logits, ids[:, 1:]).double() * mask[:, 1:]
+        return tok.sum(-1).cpu().numpy()
 
     def _score_unique(self, sentences: list[str]) -> np.ndarray:
         return self._score_ids(self.encode(sentences))
@@ -347,8 +369,15 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         (seq,) = self.encode([sent])
         ids, mask = self._pad([seq])
         with torch.inference_mode():
-            logits = self._forward(ids[:, :-1], mask[:, :-1])
-            lp = self._token_logprobs64(logits, ids[:, 1:])[0].double().cpu().numpy()
+            window = self._packing_window() if self.packs else None
+            if self.packs and (window is None or len(seq) <= window):  # as scored alone: after the start token
+                cache, next_lp = self._start_state()
+                lp = np.concatenate([[float(next_lp[seq[1]])], self._packed_rest(
+                    cache, 1, [seq[1:]], self._token_logprobs64, window, per_token=True)
+                    if len(seq) > 2 else []])
+            else:
+                logits = self._forward(ids[:, :-1], mask[:, :-1])
+                lp = self._token_logprobs64(logits, ids[:, 1:])[0].double().cpu().numpy()
         toks = self.tokenizer.convert_ids_to_tokens(seq[1:])
         return list(zip(toks, lp.tolist()))
 

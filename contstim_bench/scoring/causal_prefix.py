@@ -25,6 +25,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .base import length_sorted_batches
+from .packing import MIN_TOKEN_ROWS as _MIN_ROWS, PACK_WIDTH, pack_rows, prefix_mask
 from .causal_bounds import PrefixBounds, cache_batch, candidate_words as _candidate_words, check_words as _check_words
 
 
@@ -92,23 +93,116 @@ class SharedPrefixScoring(PrefixBounds):
         batches = [[multi[j] for j in b] for b in length_sorted_batches(fed, self._count_cap, budget)]
         return batches + ([single] if single else [])
 
-    def _continuation_totals(self, cache, plen: int, next_lp, conts: list[list[int]]) -> np.ndarray:
+    def _continuation_totals(self, cache, plen: int, next_lp, conts: list[list[int]], wide: bool = False) -> np.ndarray:
         """log p(cont | prefix) of one batch of continuations (float64), after the prefix whose
         key/value ``cache`` (``plen`` tokens; copied here, not changed) and next-token
-        log-softmax ``next_lp`` are given.  The continuations run right-padded in one forward
-        pass, without their last position (its logits predict nothing that is scored), and none
-        when every continuation is a single token."""
+        log-softmax ``next_lp`` are given.  A continuation's last token is never fed (its logits
+        predict nothing that is scored), and nothing is fed when every continuation is a single
+        token.  The continuations are packed into rows that share the prefix's cache when
+        :attr:`packs` (:mod:`.packing`), else right-padded with the cache repeated per row.
+        ``wide``: read out in float64 when the logits are bfloat16/float16 (sentence scores)."""
         torch = self._torch
+        first = torch.tensor([c[0] for c in conts], dtype=torch.long, device=next_lp.device)
+        total = next_lp[first].double().cpu().numpy()
+        fed = [c[:-1] for c in conts]
+        if not any(fed):
+            return total
+        read = self._token_logprobs64 if wide else self._token_logprobs
+        window = self._packing_window()
+        if self.packs and (window is None or plen + max(len(f) for f in fed) <= window):
+            return total + self._packed_rest(cache, plen, conts, read, window)
         ids, mask = self._pad(conts)
-        total = next_lp[ids[:, 0]].double()
-        if ids.shape[1] > 1:
-            batch_cache = copy.deepcopy(cache)
-            batch_cache.batch_repeat_interleave(len(conts))
-            ones = torch.ones((len(conts), plen), dtype=mask.dtype, device=self.device)
-            logits = self._forward(ids[:, :-1], torch.cat([ones, mask[:, :-1]], 1), batch_cache)
-            rest = self._token_logprobs(logits, ids[:, 1:]).double() * mask[:, 1:]
-            total = total + rest.sum(-1)
-        return total.cpu().numpy()
+        batch_cache = copy.deepcopy(cache)
+        batch_cache.batch_repeat_interleave(len(conts))
+        ones = torch.ones((len(conts), plen), dtype=mask.dtype, device=self.device)
+        logits = self._forward(ids[:, :-1], torch.cat([ones, mask[:, :-1]], 1), batch_cache)
+        rest = read(logits, ids[:, 1:]).double() * mask[:, 1:]
+        return total + rest.sum(-1).cpu().numpy()
+
+    def _packed_rest(self, cache, plen: int, conts: list[list[int]], read, window: int | None,
+                     per_token: bool = False) -> np.ndarray:
+        """Sum of log p(token | prefix, earlier tokens) over tokens 2.. of each continuation:
+        every continuation's tokens but the last packed into rows (:func:`.packing.pack_rows`,
+        positions after the prefix's), which attend to the one prefix cache and to their own
+        segment (:func:`.packing.prefix_mask`); read only at real positions.  ``per_token``:
+        the values of those tokens instead, continuation after continuation."""
+        torch = self._torch
+        model = self.model
+        multi = [k for k, c in enumerate(conts) if len(c) > 1]
+        width = PACK_WIDTH if window is None else max(1, min(PACK_WIDTH, window - plen))
+        rows = pack_rows([conts[k][:-1] for k in multi], self.pad_id, width=width, offset=plen)
+        ids = torch.tensor(rows.ids, dtype=torch.long, device=self.device)
+        positions = torch.tensor(rows.positions, dtype=torch.long, device=self.device)
+        segments = torch.tensor(rows.segments, dtype=torch.long, device=self.device)
+        mask = prefix_mask(segments, plen, model.dtype)
+        n = ids.shape[0]
+        reps = -(-_MIN_ROWS // ids.numel()) if ids.numel() < _MIN_ROWS else 1  # as _forward does
+        if reps > 1:
+            ids, positions, mask = ids.repeat(reps, 1), positions.repeat(reps, 1), mask.repeat(reps, 1, 1, 1)
+        batch_cache = copy.deepcopy(cache)
+        batch_cache.batch_repeat_interleave(n * reps)
+        logits = model(input_ids=ids, position_ids=positions, attention_mask=mask,
+                       **{self._cache_name: batch_cache}, use_cache=True).logits[:n]
+        row_of, at, targets, owner = [], [], [], []
+        for j, k in enumerate(multi):
+            row, start = rows.spans[j]
+            c = conts[k]
+            row_of.extend([row] * (len(c) - 1))
+            at.extend(range(start, start + len(c) - 1))
+            targets.extend(c[1:])
+            owner.extend([k] * (len(c) - 1))
+        dev = self.device
+        picked = logits[torch.tensor(row_of, device=dev), torch.tensor(at, device=dev)]
+        tok = read(picked, torch.tensor(targets, dtype=torch.long, device=dev)).double()
+        if per_token:
+            return tok.cpu().numpy()
+        sums = torch.zeros(len(conts), dtype=torch.float64, device=tok.device)
+        sums.index_add_(0, torch.tensor(owner, device=tok.device), tok)
+        return sums.cpu().numpy()
+
+    def _packing_window(self) -> int | None:
+        """The model's sliding attention window (Gemma-3's local layers, Mistral), or None: a
+        4-D mask given to the model replaces the window its layers would build, so packed rows
+        (prefix included) must fit in it; longer inputs are scored padded."""
+        window = getattr(self.model.config, "sliding_window", None)
+        return int(window) if isinstance(window, int) and window > 0 else None
+
+    def _start_state(self):
+        """(key/value cache, next-token log-softmax) of the start token alone, computed once:
+        the part every sentence shares.  The log-softmax is float64 for bfloat16/float16
+        weights (sentence scores are read out in float64 there)."""
+        if self.__dict__.get("_start") is None:
+            torch = self._torch
+            with torch.inference_mode():
+                _, cache, last = self._prefix_state([self.start_id])
+                wide = last if last.dtype == torch.float32 else last.double()
+                self._start = (cache, torch.log_softmax(wide, -1)[0])
+        return self._start
+
+    def _check_packing(self) -> bool:
+        """Whether packed rows keep their sequences apart on this model (see :mod:`.packing`):
+        after the start token, a continuation packed behind another must score the same
+        whichever that other one is (the same shapes: equal to the kernels' rounding), and as
+        it does alone in a padded row (within 1e-3 nats in float32/float64, 0.05 in 16 bits).
+        A model that ignores ``position_ids`` or the 4-D mask fails one of the two."""
+        torch = self._torch
+        model = self.model
+        vocab = int(model.get_input_embeddings().weight.shape[0])
+        x, y, z, w = (vocab // 5, 2 * vocab // 5, 3 * vocab // 5, 4 * vocab // 5)
+        b = [z, x, y]
+        with torch.inference_mode():
+            _, cache, last = self._prefix_state([self.start_id])
+            next_lp = torch.log_softmax(last.float(), -1)[0]
+            self._packs = True  # the packed path, on trial
+            try:
+                one = self._packed_rest(cache, 1, [[x, y, z, w], b], self._token_logprobs, None)
+                two = self._packed_rest(cache, 1, [[y, x, w, z], b], self._token_logprobs, None)
+                self._packs = False
+                alone = self._continuation_totals(cache, 1, next_lp, [b]) - float(next_lp[z])
+            finally:
+                self._packs = None
+        tol = 5e-2 if model.dtype in (torch.float16, torch.bfloat16) else 1e-3
+        return bool(abs(one[1] - two[1]) <= 1e-6 * max(1.0, abs(one[1])) and abs(one[1] - alone[0]) <= tol)
 
     def _shared_prefix_scores(self, texts: list[str], desc: str) -> np.ndarray:
         """Whole-text log-probabilities of texts sharing a prefix, the common tokens run once.

@@ -173,31 +173,34 @@ def test_sweep_equals_one_by_one(tiny):
 def test_shared_prefix_feeds_every_token_but_the_last(tiny_dir, monkeypatch):
     """A sweep runs the prefix once, then only the candidates' tokens whose logits are scored:
     never a continuation's last token, and no forward pass at all for single-token
-    continuations (the prefix's next-token distribution scores them).  The values are those of
-    scoring each sentence alone (float64 model; the first token's log-softmax is read in
-    float32, about 1e-6 nats here)."""
-    s = CausalScorer(tiny_dir, cache=False, progress=False, dtype="float64")
+    continuations (the prefix's next-token distribution scores them).  Packed (the default),
+    those tokens fill one row with no padding; padded (a model that does not keep packed rows
+    apart), one right-padded batch.  The values are those of scoring each sentence alone
+    (float64 model; the first token's log-softmax is read in float32, about 1e-6 nats here)."""
     words = "We went to the store".split()
     cands = ["park", "store", "children", "bread", "a", "milk", "morning", "train"]
-    prefix = s.encode([" ".join(words[:4])])[0]
-    conts = [s.encode([" ".join(words[:4] + [c])])[0][len(prefix):] for c in cands]
-    assert {len(c) for c in conts} - {1} and 1 in {len(c) for c in conts}  # both kinds present
-    fed = []
-    forward = CausalScorer._forward
-
-    def spy(self, ids, mask, cache=None, want_cache=False):
-        fed.append(tuple(ids.shape))
-        return forward(self, ids, mask, cache, want_cache)
-
-    monkeypatch.setattr(CausalScorer, "_forward", spy)
-    swept = s.sweep(words, 4, cands)
-    assert fed[0] == (1, len(prefix))  # the prefix, once
-    multi = [c for c in conts if len(c) > 1]
-    assert sum(rows for rows, _ in fed[1:]) == len(multi)  # one batch within the token budget
-    assert [width for _, width in fed[1:]] == [max(len(c) for c in multi) - 1]
-    monkeypatch.setattr(CausalScorer, "_forward", forward)
-    alone = s.score([" ".join(words[:4] + [c]) for c in cands])
-    np.testing.assert_allclose(swept, alone, atol=1e-5, rtol=0)
+    for packed in (True, False):
+        s = CausalScorer(tiny_dir, cache=False, progress=False, dtype="float64")
+        assert s.packs  # the tiny Llama keeps packed rows apart
+        s._packs = packed
+        prefix = s.encode([" ".join(words[:4])])[0]
+        conts = [s.encode([" ".join(words[:4] + [c])])[0][len(prefix):] for c in cands]
+        assert {len(c) for c in conts} - {1} and 1 in {len(c) for c in conts}  # both kinds present
+        multi = [c for c in conts if len(c) > 1]
+        fed = []
+        hook = s.model.register_forward_pre_hook(lambda mod, args, kw: fed.append(tuple(kw["input_ids"].shape)),
+                                                 with_kwargs=True)
+        swept = s.sweep(words, 4, cands)
+        hook.remove()
+        reps = -(-8 // len(prefix))  # forward passes of fewer than 8 token rows are replicated
+        assert fed[0] == (reps, len(prefix))  # the prefix, once
+        if packed:
+            positions = sum(len(c) - 1 for c in multi)
+            assert fed[1:] == [(-(-8 // positions), positions)]  # one row, real tokens only
+        else:
+            assert fed[1:] == [(len(multi), max(len(c) for c in multi) - 1)]
+        alone = s.score([" ".join(words[:4] + [c]) for c in cands])
+        np.testing.assert_allclose(swept, alone, atol=1e-5, rtol=0)
 
 
 def test_shared_prefix_passes_the_cache_without_deprecated_arguments(tiny):
