@@ -61,7 +61,7 @@ from lm_eval.api.instance import Instance
 from lm_eval.models.huggingface import HFLM
 a = json.load(open(sys.argv[1]))
 torch.set_num_threads(a["threads"])
-lm = HFLM(pretrained=a["folder"], device="cpu", batch_size=a["batch_size"], dtype="float32")
+lm = HFLM(pretrained=a["folder"], device=a.get("device", "cpu"), batch_size=a["batch_size"], dtype=a.get("dtype", "float32"))
 sents = [s for b in a["batches"] for s in b]
 reqs = [Instance(request_type="loglikelihood", doc={}, arguments=(a["start"], s), idx=i) for i, s in enumerate(sents)]
 lm.loglikelihood(reqs[:2], disable_tqdm=True)  # warm-up
@@ -97,13 +97,14 @@ def make_venv(peer: str, root: str | os.PathLike) -> Path:
 
 def run_peer(peer: str, python: str | os.PathLike, folder: str | os.PathLike, batches: list[list[str]], *,
              start: str = "<|endoftext|>", repeats: int = 1, threads: int = 1, batch_size: int = 32,
-             timeout: float = 3600) -> dict:
+             timeout: float = 3600, device: str = "cpu", dtype: str = "float32") -> dict:
     """Run ``peer``'s worker on ``batches`` in its venv; returns its JSON (scores in input order,
     seconds of the best repeat, versions).  RuntimeError with the worker's stderr on failure."""
     with tempfile.TemporaryDirectory(prefix=f"contstim-{peer}-") as tmp:
         inp, out = Path(tmp) / "in.json", Path(tmp) / "out.json"
         inp.write_text(json.dumps({"folder": str(folder), "start": start, "batches": batches, "repeats": repeats,
-                                   "threads": threads, "batch_size": batch_size}))
+                                   "threads": threads, "batch_size": batch_size,
+                                   "device": device, "dtype": dtype}))
         env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": str(threads)}
         proc = subprocess.run([str(python), "-c", WORKERS[peer], str(inp), str(out)], capture_output=True, text=True,
                               timeout=timeout, env=env)

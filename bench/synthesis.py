@@ -47,6 +47,7 @@ def main(argv=None) -> int:
     ap.add_argument("--dtype", default=None,
                     help="SmolLM2's weights dtype, as --dtype of the scoring commands (default: the model's "
                          "float32; bfloat16 is faster on CPUs with AVX512-BF16 or AMX)")
+    ap.add_argument("--device", default=None, help="SmolLM2's device (default: the package's, cpu without a GPU)")
     ap.add_argument("--verbose", action="store_true", help="print every position attempt")
     args = ap.parse_args(argv)
 
@@ -78,7 +79,9 @@ def main(argv=None) -> int:
         runs: dict[str, list[dict]] = {"lazy": [], "plain": []}
         for strategy in ("lazy", "plain"):
             m1, m2 = (SearchModel(e.name, load_scorer(e.spec, cache=False, progress=False,
-                                                      dtype=args.dtype if e.name == "smollm2" else None), spec=e.spec)
+                                                      dtype=args.dtype if e.name == "smollm2" else None,
+                                                      **({"device": args.device} if args.device and e.name == "smollm2"
+                                                         else {})), spec=e.spec)
                       for e in entries)
             m1.exact(starts[0].sentence)  # load the model before timing
             settings = SearchSettings(strategy=strategy)
@@ -135,6 +138,7 @@ def main(argv=None) -> int:
         "vocabulary_size": [len(vocab.first), len(vocab.rest)],
         "torch_threads": torch.get_num_threads(),
         "smollm2_dtype": args.dtype or "float32",
+        "smollm2_device": args.device or "default",
         "lazy": lazy_all,
         "lazy_on_plain_starts": lazy_common,
         "plain": plain,

@@ -12,9 +12,11 @@ mask is handed to the attention (SDPA or eager) as it is.  Whether a model's for
 the mask and the positions is checked once per loaded model (``CausalScorer.packs``); a model
 that does not is scored padded, as before.
 
-Rows are filled first-fit, longest sequence first, up to ``width`` positions (the longest
-sequence when it is longer), then made as narrow as the same number of rows allows; what is left
-of a row is padding in a segment of its own, whose outputs are never read.
+Rows are filled longest sequence first, in whichever of two layouts feeds fewer positions (rows
+times the widest row): first-fit into rows of ``width`` positions (the longest sequence when it is
+longer) made as narrow as the same number of rows allows, or next-fit at the best width from the
+longest sequence's up (sequences of one length then get the padded layout, one per row).  What is left of a row is
+padding in a segment of its own, whose outputs are never read.
 
 Values.  A packed and a padded forward pass compute the same function.  In float64 they agree
 to ~1e-7 nats per sentence (the rotary position tables are float32 in both).  In float32 both
@@ -65,17 +67,22 @@ def pack_rows(seqs: list[list[int]], pad_id: int, width: int = PACK_WIDTH, offse
     if any(not s for s in seqs):
         raise ValueError("cannot pack an empty sequence")
     longest = max(len(s) for s in seqs)
-    cap = max(int(width), longest)
     order = sorted(range(len(seqs)), key=lambda k: (-len(seqs[k]), k))
-    rows = _first_fit(seqs, order, cap)
-    # as many rows, each as narrow as they can be: less padding at the rows' ends
-    total = sum(len(s) for s in seqs)
-    for narrow in range(max(longest, -(-total // len(rows))), cap):
+    lengths = [len(seqs[k]) for k in order]
+    cap = max(int(width), longest)
+    # first-fit at the full width, then as narrow as the same number of rows allows
+    first = _first_fit(seqs, order, cap)
+    total = sum(lengths)
+    for narrow in range(max(longest, -(-total // len(first))), cap):
         tried = _first_fit(seqs, order, narrow)
-        if len(tried) == len(rows):
-            rows = tried
+        if len(tried) == len(first):
+            first = tried
             break
-    used = max(sum(len(seqs[k]) for k in members) for members in rows)  # the widest row
+    # next-fit at the width that feeds the fewest positions (linear time per width); at the
+    # longest sequence's width it is the padded layout, best for sequences of one length
+    best = min(range(longest, cap + 1), key=lambda c: _next_fit_cost(lengths, c))
+    rows = min((first, _next_fit(order, lengths, best)), key=lambda r: (len(r) * _widest(seqs, r), len(r)))
+    used = _widest(seqs, rows)
     ids: list[list[int]] = []
     positions: list[list[int]] = []
     segments: list[list[int]] = []
@@ -97,6 +104,36 @@ def pack_rows(seqs: list[list[int]], pad_id: int, width: int = PACK_WIDTH, offse
         positions.append(row_pos)
         segments.append(row_seg)
     return PackedRows(ids=ids, positions=positions, segments=segments, spans=spans, width=used)
+
+
+def _widest(seqs: list[list[int]], rows: list[list[int]]) -> int:
+    return max(sum(len(seqs[k]) for k in members) for members in rows)
+
+
+def _next_fit_cost(lengths: list[int], cap: int) -> tuple[int, int]:
+    """(positions fed, rows) of :func:`_next_fit` with rows of at most ``cap``."""
+    rows, fill, widest = 0, cap, 0
+    for n in lengths:
+        if fill + n > cap:
+            rows += 1
+            fill = 0
+        fill += n
+        widest = max(widest, fill)
+    return rows * widest, rows
+
+
+def _next_fit(order: list[int], lengths: list[int], cap: int) -> list[list[int]]:
+    """Indices in ``order`` into rows of at most ``cap`` positions, a new row when the next one
+    does not fit (``lengths``: the lengths in that order)."""
+    rows: list[list[int]] = []
+    fill = cap
+    for k, n in zip(order, lengths):
+        if fill + n > cap:
+            rows.append([])
+            fill = 0
+        rows[-1].append(k)
+        fill += n
+    return rows
 
 
 def _first_fit(seqs: list[list[int]], order: list[int], cap: int) -> list[list[int]]:

@@ -45,6 +45,9 @@ def test_pack_rows_by_hand():
     # the same rows, narrowed: 9 tokens in 2 rows of at most 64 -> rows of 5 and 4, not 8 and 1
     rows = pack_rows([[1] * 3, [2] * 2, [3] * 2, [4] * 2], pad_id=0)
     assert len(rows.ids) == 1 and rows.width == 9
+    # sequences of one length: no padding at all (here 3 to a row of 15, not 12 to a row of 60 and 3 left)
+    rows = pack_rows([[7] * 5] * 15, pad_id=0)
+    assert rows.fed == 75 and len(rows.ids) * rows.width == 75
     with pytest.raises(ValueError, match="empty sequence"):
         pack_rows([[1], []], pad_id=0)
     with pytest.raises(ValueError, match="no sequences"):
