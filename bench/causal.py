@@ -26,7 +26,7 @@ sentences (cache off, one thread per process; wall time of the whole command, mo
 included; ideal ratio 2.0 on 2 free cores; the two alternate for ``--repeats`` rounds, best of
 each).  Prints a table and ends with one JSON line.
 
-    python bench/causal.py [--peers /tmp/contstim-peers] [--scaling] [--limit 560] [--threads 1]
+    python bench/causal.py [--peers /tmp/contstim-peers] [--scaling | --scaling-only] [--limit 560] [--threads 1]
 """
 from __future__ import annotations
 
@@ -51,6 +51,8 @@ def main(argv=None) -> int:
     ap.add_argument("--peer", action="append", choices=["minicons", "lm-eval"], default=None,
                     help="with --peers: only this peer (repeatable; default both)")
     ap.add_argument("--scaling", action="store_true", help="also time torchrun with 1 and 2 CPU processes")
+    ap.add_argument("--scaling-only", action="store_true",
+                    help="only the torchrun timing, over all 2,240 stimuli (--limit ignored), --repeats rounds")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--model", default="smollm2-135m", choices=["smollm2-135m", "gemma3-270m"],
                     help="the offline model to time (default smollm2-135m)")
@@ -76,6 +78,14 @@ def main(argv=None) -> int:
     from contstim_bench.scoring.packing import PACK_WIDTH, pack_rows
 
     sents = stimuli()
+    if args.scaling_only:
+        result = {"bench": "causal-scaling", "n_sentences": len(sents), **scaling(sents, args.batch_size, args.repeats),
+                  "load_avg_1min": round(os.getloadavg()[0], 2)}
+        print(f"torchrun, 1 process {result['scaling_1_process_s']:.1f} s, 2 processes "
+              f"{result['scaling_2_processes_s']:.1f} s: {result['scaling_speedup']:.2f}x (ideal 2.0), "
+              f"bit-identical: {result['scaling_identical_scores']}")
+        print(json.dumps(result))
+        return 0
     if args.limit:
         sents = sents[:: max(1, len(sents) // args.limit)][: args.limit]
     from contstim_bench.scoring.offline import OFFLINE_MODELS

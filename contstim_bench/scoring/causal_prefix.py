@@ -99,7 +99,9 @@ class SharedPrefixScoring(PrefixBounds):
         log-softmax ``next_lp`` are given.  A continuation's last token is never fed (its logits
         predict nothing that is scored), and nothing is fed when every continuation is a single
         token.  The continuations are packed into rows that share the prefix's cache when
-        :attr:`packs` (:mod:`.packing`), else right-padded with the cache repeated per row.
+        :attr:`packs` (:mod:`.packing`) and packing feeds fewer positions than padding would
+        (continuations of one length: the same), else right-padded with the cache repeated per
+        row.
         ``wide``: read out in float64 when the logits are bfloat16/float16 (sentence scores)."""
         torch = self._torch
         first = torch.tensor([c[0] for c in conts], dtype=torch.long, device=next_lp.device)
@@ -110,7 +112,9 @@ class SharedPrefixScoring(PrefixBounds):
         read = self._token_logprobs64 if wide else self._token_logprobs
         window = self._packing_window()
         if self.packs and (window is None or plen + max(len(f) for f in fed) <= window):
-            return total + self._packed_rest(cache, plen, conts, read, window)
+            rows = self._pack(conts, plen, window)
+            if rows.fed < len(conts) * max(len(f) for f in fed):  # else packing saves nothing here
+                return total + self._packed_rest(cache, plen, conts, read, window, rows=rows)
         ids, mask = self._pad(conts)
         batch_cache = copy.deepcopy(cache)
         batch_cache.batch_repeat_interleave(len(conts))
@@ -119,8 +123,14 @@ class SharedPrefixScoring(PrefixBounds):
         rest = read(logits, ids[:, 1:]).double() * mask[:, 1:]
         return total + rest.sum(-1).cpu().numpy()
 
+    def _pack(self, conts: list[list[int]], plen: int, window: int | None):
+        """:func:`.packing.pack_rows` of the fed tokens of the multi-token continuations (rows
+        within the sliding window, prefix included, when the model has one)."""
+        width = PACK_WIDTH if window is None else max(1, min(PACK_WIDTH, window - plen))
+        return pack_rows([c[:-1] for c in conts if len(c) > 1], self.pad_id, width=width, offset=plen)
+
     def _packed_rest(self, cache, plen: int, conts: list[list[int]], read, window: int | None,
-                     per_token: bool = False) -> np.ndarray:
+                     per_token: bool = False, rows=None) -> np.ndarray:
         """Sum of log p(token | prefix, earlier tokens) over tokens 2.. of each continuation:
         every continuation's tokens but the last packed into rows (:func:`.packing.pack_rows`,
         positions after the prefix's), which attend to the one prefix cache and to their own
@@ -129,8 +139,7 @@ class SharedPrefixScoring(PrefixBounds):
         torch = self._torch
         model = self.model
         multi = [k for k, c in enumerate(conts) if len(c) > 1]
-        width = PACK_WIDTH if window is None else max(1, min(PACK_WIDTH, window - plen))
-        rows = pack_rows([conts[k][:-1] for k in multi], self.pad_id, width=width, offset=plen)
+        rows = rows or self._pack(conts, plen, window)
         ids = torch.tensor(rows.ids, dtype=torch.long, device=self.device)
         positions = torch.tensor(rows.positions, dtype=torch.long, device=self.device)
         segments = torch.tensor(rows.segments, dtype=torch.long, device=self.device)
