@@ -12,11 +12,14 @@ between documents).  No end-of-sentence token is scored.
 Sentences are tokenised without special tokens, grouped into length-sorted batches (at most
 ``batch_size`` sentences, and at most ``max_tokens_per_batch`` padded tokens when that is given)
 and run under :func:`torch.inference_mode`.  The last token of a sequence is never fed (its
-logits predict nothing that is scored).  A batch's sentences are packed one after the other into
-rows without padding, their positions restarting at 0 (:mod:`.packing`), when the model keeps
-packed sequences apart (checked once on loading); otherwise they are padded on the right, with an
-attention mask, so real tokens keep their positions and never attend to the padding.  Per-token log-probabilities are logit minus log-sum-exp, read out in float64 when the
-weights are bfloat16/float16 (float32 or better otherwise), and summed in float64.
+logits predict nothing that is scored).  When the model keeps packed sequences apart (checked
+once on loading), the start token runs once and a batch's sentences after it share its key/value
+cache, packed one after the other into rows without padding where that feeds fewer positions
+(:mod:`.packing`), else right-padded after it; otherwise each sentence is padded on the right with
+its own start token.  Padding never changes a value: an attention mask keeps real tokens at their
+positions and away from the padding.  Per-token log-probabilities are logit minus log-sum-exp,
+read out in float64 when the weights are bfloat16/float16 (float32 or better otherwise), and
+summed in float64.
 
 Spec options: ``start=<token>``; ``revision=<branch, tag or commit>`` of a Hub id (recorded as
 the resolved commit in the scorer's description, hence in ``model.revision`` of a result; a
