@@ -1,4 +1,4 @@
-"""Throughput of causal scoring: SmolLM2-135M over the 2,240 main-experiment stimuli.
+"""Throughput of causal scoring: an offline causal LM over the 2,240 main-experiment stimuli.
 
 Timings over the same sentences (tokens/s counts the positions a scorer must feed: every token
 of a sentence after the start token, i.e. the start token and every token but the last):
