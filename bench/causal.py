@@ -75,7 +75,6 @@ def main(argv=None) -> int:
 
     from contstim_bench.scoring.causal import CausalScorer
     from contstim_bench.scoring.offline import model_dir
-    from contstim_bench.scoring.packing import PACK_WIDTH, pack_rows
 
     sents = stimuli()
     if args.scaling_only:
@@ -102,9 +101,13 @@ def main(argv=None) -> int:
     n_tokens = sum(len(s) - 1 for s in seqs)
     fed_all = sum(int(ids.numel()) for ids, _ in padded_all)
     fed_but_last = sum(int(ids.numel()) for ids, _ in but_last)
-    # packed: the start token once, then each batch's sentences after it, without their last token
-    fed_packed = 1 + sum(pack_rows([seqs[i][1:-1] for i in b if len(seqs[i]) > 2] or [[0]], scorer.pad_id,
-                                   width=PACK_WIDTH, offset=1).fed for b in batches)
+    # packed: the start token once, then each batch's sentences after it, without their last token,
+    # in rows where that feeds fewer positions than padding (the scorer's own rule)
+    fed_packed = 1
+    for b in batches:
+        conts = [seqs[i][1:] for i in b]
+        padded = len(conts) * (max(len(c) for c in conts) - 1)
+        fed_packed += min(scorer._pack(conts, 1, None).fed, padded) if padded else 0
 
     def sync() -> None:
         if scorer.device.type == "cuda":

@@ -15,6 +15,17 @@ CORPUS = [
 ]
 
 
+#: sentences the causal-scoring tests score: several lengths, one of a single word
+SENTENCES = [
+    "The cat sat on the mat.",
+    "A dog ran.",
+    "Colorless green ideas sleep furiously.",
+    "We went to the store to buy some bread and milk.",
+    "milk",
+    "The children laughed in the park.",
+]
+
+
 def build_tokenizer(bos: bool = True):
     """A byte-level BPE tokenizer trained on CORPUS (GPT-2 style leading-space tokens)."""
     from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers

@@ -372,12 +372,11 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         (seq,) = self.encode([sent])
         ids, mask = self._pad([seq])
         with torch.inference_mode():
-            window = self._packing_window() if self.packs else None
-            if self.packs and (window is None or len(seq) <= window):  # as scored alone: after the start token
+            if self.packs:  # as the sentence is scored alone: right-padded after the start token's cache
                 cache, next_lp = self._start_state()
-                lp = np.concatenate([[float(next_lp[seq[1]])], self._packed_rest(
-                    cache, 1, [seq[1:]], self._token_logprobs64, window, per_token=True)
-                    if len(seq) > 2 else []])
+                rest = (self._padded_rest(cache, 1, [seq[1:]], self._token_logprobs64)[0].cpu().numpy()
+                        if len(seq) > 2 else [])
+                lp = np.concatenate([[float(next_lp[seq[1]])], rest])
             else:
                 logits = self._forward(ids[:, :-1], mask[:, :-1])
                 lp = self._token_logprobs64(logits, ids[:, 1:])[0].double().cpu().numpy()

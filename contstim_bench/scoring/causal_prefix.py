@@ -115,13 +115,19 @@ class SharedPrefixScoring(PrefixBounds):
             rows = self._pack(conts, plen, window)
             if rows.fed < len(conts) * max(len(f) for f in fed):  # else packing saves nothing here
                 return total + self._packed_rest(cache, plen, conts, read, window, rows=rows)
+        return total + self._padded_rest(cache, plen, conts, read).sum(-1).cpu().numpy()
+
+    def _padded_rest(self, cache, plen: int, conts: list[list[int]], read):
+        """log p(token | prefix, earlier tokens) at tokens 2.. of each continuation, right-padded
+        (zeros past a continuation's end) after the prefix ``cache`` repeated per row: a float64
+        tensor (continuations, longest - 1)."""
+        torch = self._torch
         ids, mask = self._pad(conts)
         batch_cache = copy.deepcopy(cache)
         batch_cache.batch_repeat_interleave(len(conts))
         ones = torch.ones((len(conts), plen), dtype=mask.dtype, device=self.device)
         logits = self._forward(ids[:, :-1], torch.cat([ones, mask[:, :-1]], 1), batch_cache)
-        rest = read(logits, ids[:, 1:]).double() * mask[:, 1:]
-        return total + rest.sum(-1).cpu().numpy()
+        return read(logits, ids[:, 1:]).double() * mask[:, 1:]
 
     def _pack(self, conts: list[list[int]], plen: int, window: int | None):
         """:func:`.packing.pack_rows` of the fed tokens of the multi-token continuations (rows
@@ -130,12 +136,11 @@ class SharedPrefixScoring(PrefixBounds):
         return pack_rows([c[:-1] for c in conts if len(c) > 1], self.pad_id, width=width, offset=plen)
 
     def _packed_rest(self, cache, plen: int, conts: list[list[int]], read, window: int | None,
-                     per_token: bool = False, rows=None) -> np.ndarray:
+                     rows=None) -> np.ndarray:
         """Sum of log p(token | prefix, earlier tokens) over tokens 2.. of each continuation:
         every continuation's tokens but the last packed into rows (:func:`.packing.pack_rows`,
         positions after the prefix's), which attend to the one prefix cache and to their own
-        segment (:func:`.packing.prefix_mask`); read only at real positions.  ``per_token``:
-        the values of those tokens instead, continuation after continuation."""
+        segment (:func:`.packing.prefix_mask`); read only at real positions."""
         torch = self._torch
         model = self.model
         multi = [k for k, c in enumerate(conts) if len(c) > 1]
@@ -163,8 +168,6 @@ class SharedPrefixScoring(PrefixBounds):
         dev = self.device
         picked = logits[torch.tensor(row_of, device=dev), torch.tensor(at, device=dev)]
         tok = read(picked, torch.tensor(targets, dtype=torch.long, device=dev)).double()
-        if per_token:
-            return tok.cpu().numpy()
         sums = torch.zeros(len(conts), dtype=torch.float64, device=tok.device)
         sums.index_add_(0, torch.tensor(owner, device=tok.device), tok)
         return sums.cpu().numpy()
@@ -199,17 +202,11 @@ class SharedPrefixScoring(PrefixBounds):
         vocab = int(model.get_input_embeddings().weight.shape[0])
         x, y, z, w = (vocab // 5, 2 * vocab // 5, 3 * vocab // 5, 4 * vocab // 5)
         b = [z, x, y]
+        cache, _ = self._start_state()
         with torch.inference_mode():
-            _, cache, last = self._prefix_state([self.start_id])
-            next_lp = torch.log_softmax(last.float(), -1)[0]
-            self._packs = True  # the packed path, on trial
-            try:
-                one = self._packed_rest(cache, 1, [[x, y, z, w], b], self._token_logprobs, None)
-                two = self._packed_rest(cache, 1, [[y, x, w, z], b], self._token_logprobs, None)
-                self._packs = False
-                alone = self._continuation_totals(cache, 1, next_lp, [b]) - float(next_lp[z])
-            finally:
-                self._packs = None
+            one = self._packed_rest(cache, 1, [[x, y, z, w], b], self._token_logprobs, None)
+            two = self._packed_rest(cache, 1, [[y, x, w, z], b], self._token_logprobs, None)
+            alone = self._padded_rest(cache, 1, [b], self._token_logprobs).sum(-1).cpu().numpy()
         tol = 5e-2 if model.dtype in (torch.float16, torch.bfloat16) else 1e-3
         return bool(abs(one[1] - two[1]) <= 1e-6 * max(1.0, abs(one[1])) and abs(one[1] - alone[0]) <= tol)
 

@@ -13,17 +13,9 @@ pytest.importorskip("transformers")
 from contstim_bench.scoring.causal import CausalScorer  # noqa: E402
 from contstim_bench.scoring.packing import PACK_WIDTH, pack_rows, prefix_mask  # noqa: E402
 
-from tiny_causal import save_tiny_gpt2, save_tiny_llama  # noqa: E402
+from tiny_causal import SENTENCES as TEST_SENTENCES, save_tiny_gpt2, save_tiny_llama  # noqa: E402
 
-SENTENCES = [
-    "The cat sat on the mat.",
-    "A dog ran.",
-    "Colorless green ideas sleep furiously.",
-    "We went to the store to buy some bread and milk.",
-    "milk",
-    "The children laughed in the park.",
-    "She told me that the train was late again.",
-]
+SENTENCES = [*TEST_SENTENCES, "She told me that the train was late again."]
 
 
 def test_pack_rows_by_hand():

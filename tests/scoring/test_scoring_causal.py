@@ -15,7 +15,7 @@ transformers = pytest.importorskip("transformers")
 from contstim_bench.scoring.base import ScoreCache  # noqa: E402
 from contstim_bench.scoring.causal import CausalScorer  # noqa: E402
 
-from tiny_causal import naive_logprob, save_tiny_gpt2, save_tiny_llama  # noqa: E402
+from tiny_causal import SENTENCES, naive_logprob, save_tiny_gpt2, save_tiny_llama  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -39,16 +39,6 @@ def tiny64(tiny_dir):
 # 225 nats from float32 logits; a padded batch and the unpadded naive forward round differently
 # by up to ~9e-6 nats (measured with AVX2 kernels; 4e-6 with AVX512), which 1e-5 did not cover
 F32_ATOL = 1e-4
-
-
-SENTENCES = [
-    "The cat sat on the mat.",
-    "A dog ran.",
-    "Colorless green ideas sleep furiously.",
-    "We went to the store to buy some bread and milk.",
-    "milk",
-    "The children laughed in the park.",
-]
 
 
 def test_matches_naive_definition(tiny, tiny64):
