@@ -35,6 +35,8 @@ folder is :mod:`.hf_loading`'s.
 """
 from __future__ import annotations
 
+import contextlib
+import copy
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -44,6 +46,7 @@ import numpy as np
 from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer, validate_sentences
 from .causal_bounds import tile_cache
 from .causal_prefix import SharedPrefixScoring
+from .lockstep import ForwardRequest, Lockstep, run_alone
 from .packing import MIN_TOKEN_ROWS
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
 from .spec import format_spec
@@ -125,6 +128,8 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         self._fingerprint: str | None = None
         self._context: int | None = None
         self._torch = torch
+        self._lockstep: Lockstep | None = None  # set in a view (lockstep_view)
+        self._alone = 0  # > 0 while a canonical score is computed (its passes are not merged)
 
     def _load_tokenizer(self):
         """The tokenizer (shared in the process: hf_loading.load_tokenizer), loaded once after the
@@ -283,13 +288,34 @@ class CausalScorer(SharedPrefixScoring, Scorer):
             if cache is not None:
                 if cache.get_seq_length() > 0:
                     tile_cache(cache, reps)
-        use_cache = want_cache or cache is not None
-        model = self.model
-        continuing = {} if cache is None else {self._cache_name: cache}  # the kwarg warns even when None
-        out = model(input_ids=ids, attention_mask=mask, use_cache=use_cache, **continuing)
-        if want_cache:
-            return out.logits[:n], out[self._cache_name]  # the output field has the argument's name
-        return out.logits[:n]
+        logits, cache = self._run_model(ids, mask, cache=cache, want_cache=want_cache)
+        return (logits[:n], cache) if want_cache else logits[:n]
+
+    def _run_model(self, ids, mask, positions=None, cache=None, want_cache: bool = False):
+        """(logits, key/value cache or None) of one forward pass.  In a view of a
+        :class:`.lockstep.Lockstep` the pass is sent to it (merged with other tasks' passes),
+        except while a canonical score is computed (:meth:`_score_ids`), which runs alone."""
+        request = ForwardRequest(self.model, ids, mask, positions, cache, want_cache, alone=self._alone > 0,
+                                 cache_name=self._cache_name)
+        if self._lockstep is not None:
+            return self._lockstep.forward(request)
+        return run_alone(request)
+
+    def lockstep_view(self, lockstep: Lockstep) -> "CausalScorer":
+        """A view of this scorer for one task of ``lockstep``: the same model, tokenizer, start
+        token state and score cache, its own kept prefix states and evaluation counts, and its
+        forward passes merged with the other tasks' (canonical scores excepted).  A model whose
+        passes cannot be merged (one that does not keep packed rows apart, a sliding attention
+        window) gets a view whose passes run alone."""
+        self.model  # noqa: B018 - loaded, checked and the start token run here, shared by the views
+        mergeable = self.packs and self._packing_window() is None
+        self._start_state()
+        view = copy.copy(self)
+        for kept in ("_fixed_prefix_states", "_fixed_counts"):
+            view.__dict__.pop(kept, None)
+        view._alone = 0
+        view._lockstep = lockstep if mergeable else None
+        return view
 
     def _token_logprobs64(self, logits, targets):
         """log p(target) per position for sentence scores: as :meth:`_token_logprobs`, but read out
@@ -333,7 +359,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         packed = self.packs
         bar = progress_bar(total=len(seqs), desc=f"{self.name}: {desc}", unit="sent",
                            disable=not self.progress, leave=False)
-        with torch.inference_mode():
+        with torch.inference_mode(), self._canonical():
             for batch in batches:
                 chosen = [seqs[i] for i in batch]
                 try:
@@ -354,6 +380,15 @@ class CausalScorer(SharedPrefixScoring, Scorer):
                 bar.update(len(batch))
         bar.close()
         return out
+
+    @contextlib.contextmanager
+    def _canonical(self):
+        """Within: canonical scores, whose passes run alone in a lockstep (:meth:`_run_model`)."""
+        self._alone += 1
+        try:
+            yield
+        finally:
+            self._alone -= 1
 
     def _padded_sums(self, seqs: list[list[int]]) -> np.ndarray:
         """Scores of one batch, right-padded (every token but the last fed)."""

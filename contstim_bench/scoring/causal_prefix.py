@@ -155,8 +155,7 @@ class SharedPrefixScoring(PrefixBounds):
             ids, positions, mask = ids.repeat(reps, 1), positions.repeat(reps, 1), mask.repeat(reps, 1, 1, 1)
         batch_cache = copy.deepcopy(cache)
         batch_cache.batch_repeat_interleave(n * reps)
-        logits = model(input_ids=ids, position_ids=positions, attention_mask=mask,
-                       **{self._cache_name: batch_cache}, use_cache=True).logits[:n]
+        logits = self._run_model(ids, mask, positions, batch_cache)[0][:n]
         row_of, at, targets, owner = [], [], [], []
         for j, k in enumerate(multi):
             row, start = rows.spans[j]

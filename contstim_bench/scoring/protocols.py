@@ -13,6 +13,7 @@ protocol                     method                                      familie
                                                                          hf-causal
 :class:`NextWordScorer`      ``next_word_logprobs(prefix, candidates)``   hf-causal
 :class:`LazySweep`           ``prefix_sweep``, ``first_token_logprobs``   hf-causal
+:class:`LockstepScorer`      ``lockstep_view(lockstep)``                  hf-causal
 :class:`WordCompletion`      ``word_completion_logprobs(sentence, ...)``  hf-masked
 :class:`PromptedJudge`       ``judge(sentences)``, ``choose_many(pairs)``  prompt
 :class:`ContextLimited`      ``context_length()``, ``token_lengths(...)``  hf-causal, hf-masked
@@ -187,6 +188,15 @@ class PromptedJudge(Described, Protocol):
     def choose_many(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """The log-odds that a is more plausible for each pair (a, b): log p("1") - log p("2"), or
         log p(a's word) - log p(b's word) for Word Comparison."""
+
+
+@runtime_checkable
+class LockstepScorer(Protocol):
+    """A scorer whose forward passes several searches can share (:mod:`.lockstep`)."""
+
+    def lockstep_view(self, lockstep) -> "LockstepScorer":
+        """A view for one task of ``lockstep``: the same model and values, its passes merged
+        with the other tasks' (canonical scores run alone)."""
 
 
 @runtime_checkable
