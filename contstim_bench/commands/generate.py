@@ -64,6 +64,9 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--search", choices=("lazy", "plain"), default="lazy",
                    help="lazy (default): causal LMs score candidates only as far as the ranking needs; plain: every "
                         "candidate with every model (slower; the same triplets)")
+    s.add_argument("--lockstep", type=positive_int, default=16, metavar="N",
+                   help="searches run at once, whose causal-LM forward passes are merged into one per round "
+                        "(each job is two searches; default 16; 1: one job at a time; the same triplets)")
     add_run_args(s, device="torch device (default: the process's accelerate device)")
     s.add_argument("--no-cache", action="store_true", help="do not use the on-disk score cache")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no per-attempt progress lines")
@@ -202,7 +205,7 @@ def _synthetic(args) -> int:
     done = synthesize(args.output, args.models, args.start_sentences, pool=args.pool, vocabulary=args.vocabulary,
                       seed=args.seed, settings=settings, options=run_options(args),
                       vocabulary_size=args.vocabulary_size, datasets_dir=args.datasets, candidates=args.candidates,
-                      references=args.references)
+                      references=args.references, lockstep=args.lockstep)
     if done is not None:  # process 0 of the run
         print(f"wrote {done.folder} ({done.triplets} triplets; constraint holds for {done.constraint_holds}; "
               f"mean controversiality {done.mean_controversiality:.3f} nats)")

@@ -3,6 +3,8 @@ settings (the paper's values by default), a model in the search with its search 
 result of one search and the report of one position attempt."""
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 
 import numpy as np
@@ -129,3 +131,18 @@ class AttemptReport:
                 f"loss {self.loss:.3f} nats, {self.candidates} candidates, {e.expensive} causal-LM sentences "
                 f"+ {e.next_word} next-word values{' (repeat of a failed attempt)' if self.reused else ''}, "
                 f"{self.seconds:.1f} s")
+
+
+def attempt_display(job_key: str, process: int, tty: bool, status=None) -> Callable[[AttemptReport], None]:
+    """Progress of a job's position attempts: on a terminal the one-line ``status`` bar (tqdm)
+    shows the latest attempt; otherwise each attempt is a plain line on stderr."""
+    if tty and status is not None:
+        def show(r: AttemptReport) -> None:
+            status.set_description_str(
+                f"  {job_key} {r.accept}>{r.reject}: attempt {r.attempt}, position {r.position}, "
+                f"loss {r.loss:.2f} nats, {r.candidates} candidates, {r.evaluations.expensive} evaluated")
+        return show
+
+    def line(r: AttemptReport) -> None:
+        print(f"[p{process}] {job_key} {r.line()}", file=sys.stderr, flush=True)
+    return line

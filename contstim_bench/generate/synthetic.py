@@ -367,12 +367,25 @@ def synthesize_triplet(natural: str, m1: SearchModel, m2: SearchModel, vocabular
     S1 = synthesis accepted by ``m1`` and rejected by ``m2``, S2 the reverse.  The two searches
     use the two children of ``numpy.random.SeedSequence(seed)``; ``report`` receives every
     position attempt of both (:func:`synthesize`)."""
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     fw = frozenset(function_words)
-    seq1, seq2 = np.random.SeedSequence(int(seed)).spawn(2)
+    seq1, seq2 = search_seeds(seed)
     s1 = synthesize(natural, m1, m2, vocabulary, fw, seq1, settings, report)
     s2 = synthesize(natural, m2, m1, vocabulary, fw, seq2, settings, report)
+    return triplet_row(s1, s2, m1, m2, seed, natural_index)
+
+
+def search_seeds(seed: int) -> tuple[np.random.SeedSequence, np.random.SeedSequence]:
+    """The seeds of a triplet's two searches (S1's, S2's): the children of ``SeedSequence(seed)``."""
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    first, second = np.random.SeedSequence(int(seed)).spawn(2)
+    return first, second
+
+
+def triplet_row(s1: Synthesis, s2: Synthesis, m1: SearchModel, m2: SearchModel, seed: int,
+                natural_index: int = -1) -> dict:
+    """The triplet row of two searches from one start sentence: ``s1`` accepted by ``m1``,
+    ``s2`` by ``m2`` (see :func:`synthesize_triplet`)."""
     row = {
         "m1": m1.name, "m2": m2.name, "N": s1.natural, "S1": s1.sentence, "S2": s2.sentence,
         "lp_N_given_m1": s1.lp_natural_accept, "lp_S1_given_m1": s1.lp_accept,

@@ -32,7 +32,6 @@ import hashlib
 import itertools
 import json
 import os
-import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -44,9 +43,10 @@ from ..results.io import ValidationError, parse_json
 from ..scoring.run_options import RunOptions
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .pairing import ModelEntry, check_can_synthesize, pairing
-from .search_records import AttemptReport, SearchModel, SearchSettings
+from .search_records import AttemptReport, SearchModel, SearchSettings, attempt_display
+from .lockstep_search import DEFAULT_WORKERS, TripletTask, synthesize_triplets
 from .synthetic import synthesize_triplet
-from .triplet_table import RUN_FILE, triplets_frame, write_triplets_dataset
+from .triplet_table import RUN_FILE, PairSummary, pair_summaries, triplets_frame, write_triplets_dataset
 
 JOBS_DIR = "jobs"
 RUNNING_DIR = "running"
@@ -242,36 +242,45 @@ def run_job(plan: RunPlan, job: Job, pool: _ModelPool, report: Callable[[Attempt
     """Synthesise one job's triplet and return its job record (JSON-serialisable, with the
     models' content fingerprints and the record's :func:`record_checksum`); ``report`` receives
     every position attempt (:class:`.synthetic.AttemptReport`)."""
-    m1, m2 = plan.models[job.i], plan.models[job.j]
-    seed = job_seed(plan.seed, m1, m2, job.start)
     t0 = time.perf_counter()
     a, b = pool.get(job.i), pool.get(job.j)
-    row = synthesize_triplet(job.start.sentence, a, b, plan.vocabulary,
-                             plan.function_words, seed, plan.settings, natural_index=job.start.index, report=report)
-    record = {"key": job.key, "row": row, "seconds": round(time.perf_counter() - t0, 3),
+    row = synthesize_triplet(job.start.sentence, a, b, plan.vocabulary, plan.function_words, job_seed_of(plan, job),
+                             plan.settings, natural_index=job.start.index, report=report)
+    return job_record(plan, job, row, pool, time.perf_counter() - t0)
+
+
+def job_seed_of(plan: RunPlan, job: Job) -> int:
+    return job_seed(plan.seed, plan.models[job.i], plan.models[job.j], job.start)
+
+
+def job_record(plan: RunPlan, job: Job, row: dict, pool: _ModelPool, seconds: float) -> dict:
+    """A finished job's record: its triplet row, ``seconds``, both models' content
+    fingerprints and the record's :func:`record_checksum`."""
+    m1, m2 = plan.models[job.i], plan.models[job.j]
+    record = {"key": job.key, "row": row, "seconds": round(seconds, 3),
               "models": {m1.name: pool.fingerprint(job.i), m2.name: pool.fingerprint(job.j)}}
     return {**record, "sha256": record_checksum(record)}
+
+
+def run_jobs_in_lockstep(plan: RunPlan, jobs: Sequence[Job], pool: _ModelPool, workers: int, write: Callable,
+                         report: Callable[[Job], Callable[[AttemptReport], None] | None]) -> None:
+    """Synthesise ``jobs`` with their searches ``workers`` at a time in lockstep
+    (:mod:`.lockstep_search`: the same triplets, causal-LM forward passes shared); ``write(job,
+    record)`` as each job's triplet is complete; ``report(job)``: its attempts' display."""
+    tasks = [TripletTask(job.start.sentence, pool.get(job.i), pool.get(job.j), job_seed_of(plan, job),
+                         job.start.index) for job in jobs]
+    shows = [report(job) for job in jobs]
+    t0 = time.perf_counter()
+    synthesize_triplets(tasks, plan.vocabulary, plan.function_words, plan.settings, workers=workers,
+                        report=lambda k, r: shows[k](r) if shows[k] is not None else None,
+                        on_row=lambda k, row: write(jobs[k], job_record(plan, jobs[k], row, pool,
+                                                                        time.perf_counter() - t0)))
 
 
 def record_checksum(record: dict) -> str:
     """sha256 over a job record's canonical JSON (sorted keys; the ``sha256`` field excluded)."""
     body = {k: v for k, v in record.items() if k != "sha256"}
     return hashlib.sha256(json.dumps(body, sort_keys=True, allow_nan=True, separators=(",", ":")).encode()).hexdigest()
-
-
-def attempt_display(job_key: str, process: int, tty: bool, status=None) -> Callable[[AttemptReport], None]:
-    """Progress of a job's position attempts: on a terminal the one-line ``status`` bar (tqdm)
-    shows the latest attempt; otherwise each attempt is a plain line on stderr."""
-    if tty and status is not None:
-        def show(r: AttemptReport) -> None:
-            status.set_description_str(
-                f"  {job_key} {r.accept}>{r.reject}: attempt {r.attempt}, position {r.position}, "
-                f"loss {r.loss:.2f} nats, {r.candidates} candidates, {r.evaluations.expensive} evaluated")
-        return show
-
-    def line(r: AttemptReport) -> None:
-        print(f"[p{process}] {job_key} {r.line()}", file=sys.stderr, flush=True)
-    return line
 
 
 def read_job(path: Path, job: Job, models: Sequence[ModelEntry] | None = None) -> dict:
@@ -330,10 +339,14 @@ def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None, ma
 
 
 def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-        loader=None, max_tokens_per_batch: int | None = None) -> Path | None:
+        loader=None, max_tokens_per_batch: int | None = None, lockstep: int = DEFAULT_WORKERS) -> Path | None:
     """Run (or resume) ``plan`` on this process's shard; process 0 writes the triplet dataset and
     returns its folder (other processes return None).  ``loader``: spec -> scorer (default:
-    :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype)."""
+    :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype);
+    ``lockstep``: searches run at once, sharing causal-LM forward passes (1: one job at a time;
+    the triplets are the same)."""
+    if isinstance(lockstep, bool) or not isinstance(lockstep, int) or lockstep < 1:
+        raise ValueError(f"lockstep must be a positive number of searches, got {lockstep!r}")
     from ..progress import interactive, progress_bar
     from ..scoring.parallel import launch_state
 
@@ -380,6 +393,18 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
 
     marker = running_dir / f"p{state.process_index}.json"
     refresh()
+    if lockstep > 1 and len(todo) > 1:
+        write_json_atomic(marker, {"jobs": [job.key for job in todo], "process": state.process_index})
+
+        def write(job: Job, record: dict) -> None:
+            write_json_atomic(jobs_dir / f"{job.key}.json", record)
+            refresh()
+
+        def display(job: Job):
+            return attempt_display(job.key, state.process_index, tty, status) if progress and (main or not tty) else None
+
+        run_jobs_in_lockstep(plan, todo, models, lockstep, write, display)
+        todo = []
     for n, job in enumerate(todo):
         path = jobs_dir / f"{job.key}.json"
         if path.exists():  # finished meanwhile by an earlier run of this shard
@@ -406,39 +431,6 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
 
 
 @dataclass(frozen=True)
-class PairSummary:
-    """One model pair of a synthesis run: its ``triplets``, how many satisfy the Eq. 2 constraint
-    (each synthetic sentence at least as probable as N under the model meant to accept it), and
-    how many searches found no replacement at all, leaving S1 = N (search accepted by m1) or
-    S2 = N (accepted by m2): a model that must accept its sentence and never moves is one that
-    has seen N in training, or one whose sweep found nothing better."""
-
-    m1: str
-    m2: str
-    triplets: int
-    constraint_holds: int
-    s1_equals_n: int
-    s2_equals_n: int
-
-    def line(self) -> str:
-        """One line of the run summary."""
-        def share(k: int) -> str:
-            return f"{k} ({100 * k / self.triplets:.0f}%)" if self.triplets else "0"
-        return (f"{self.m1} vs {self.m2}: {self.triplets} triplets; S1 = N in {share(self.s1_equals_n)}, "
-                f"S2 = N in {share(self.s2_equals_n)}; constraint holds in {self.constraint_holds}")
-
-
-def pair_summaries(frame) -> list[PairSummary]:
-    """:class:`PairSummary` of every model pair of a triplet table, in table order."""
-    out = []
-    for (m1, m2), rows in frame.groupby(["m1", "m2"], sort=False):
-        ok = (rows["lp_S1_given_m1"] >= rows["lp_N_given_m1"]) & (rows["lp_S2_given_m2"] >= rows["lp_N_given_m2"])
-        out.append(PairSummary(str(m1), str(m2), len(rows), int(ok.sum()), int((rows["S1"] == rows["N"]).sum()),
-                               int((rows["S2"] == rows["N"]).sum())))
-    return out
-
-
-@dataclass(frozen=True)
 class SyntheticRun:
     """What :func:`synthesize` wrote: the triplet dataset ``folder``, its number of ``triplets``,
     how many satisfy the Eq. 2 constraint (each synthetic sentence at least as probable as N under
@@ -457,17 +449,18 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, st
                settings: SearchSettings | None = None, options: RunOptions = RunOptions(),
                datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None,
                candidates: str | Sequence[str] | None = None,
-               references: str | Sequence[str] | None = None) -> SyntheticRun | None:
+               references: str | Sequence[str] | None = None, lockstep: int = DEFAULT_WORKERS) -> SyntheticRun | None:
     """Plan (:func:`plan_run`) and run or resume (:func:`run`) a synthetic-triplet search into
     ``output``; process 0 returns a summary of the written dataset, other processes None.
-    ``options``: how the models run (:class:`~contstim_bench.scoring.run_options.RunOptions`)."""
+    ``options``: how the models run (:class:`~contstim_bench.scoring.run_options.RunOptions`);
+    ``lockstep``: searches run at once (:func:`run`)."""
     from .triplet_table import read_triplets
 
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
                     settings=settings, device=options.device, dtype=options.dtype, datasets_dir=datasets_dir,
                     vocabulary_size=vocabulary_size, candidates=candidates, references=references)
     folder = run(plan, batch_size=options.batch_size, use_cache=options.use_cache, progress=options.progress,
-                 max_tokens_per_batch=options.max_tokens_per_batch)
+                 max_tokens_per_batch=options.max_tokens_per_batch, lockstep=lockstep)
     if folder is None:
         return None
     frame = read_triplets(folder)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -159,3 +160,35 @@ def write_triplets_dataset(frame, output: Path, record: dict, extra_configs=None
     )
     return write_dataset(spec, output)
 
+
+@dataclass(frozen=True)
+class PairSummary:
+    """One model pair of a synthesis run: its ``triplets``, how many satisfy the Eq. 2 constraint
+    (each synthetic sentence at least as probable as N under the model meant to accept it), and
+    how many searches found no replacement at all, leaving S1 = N (search accepted by m1) or
+    S2 = N (accepted by m2): a model that must accept its sentence and never moves is one that
+    has seen N in training, or one whose sweep found nothing better."""
+
+    m1: str
+    m2: str
+    triplets: int
+    constraint_holds: int
+    s1_equals_n: int
+    s2_equals_n: int
+
+    def line(self) -> str:
+        """One line of the run summary."""
+        def share(k: int) -> str:
+            return f"{k} ({100 * k / self.triplets:.0f}%)" if self.triplets else "0"
+        return (f"{self.m1} vs {self.m2}: {self.triplets} triplets; S1 = N in {share(self.s1_equals_n)}, "
+                f"S2 = N in {share(self.s2_equals_n)}; constraint holds in {self.constraint_holds}")
+
+
+def pair_summaries(frame) -> list[PairSummary]:
+    """:class:`PairSummary` of every model pair of a triplet table, in table order."""
+    out = []
+    for (m1, m2), rows in frame.groupby(["m1", "m2"], sort=False):
+        ok = (rows["lp_S1_given_m1"] >= rows["lp_N_given_m1"]) & (rows["lp_S2_given_m2"] >= rows["lp_N_given_m2"])
+        out.append(PairSummary(str(m1), str(m2), len(rows), int(ok.sum()), int((rows["S1"] == rows["N"]).sum()),
+                               int((rows["S2"] == rows["N"]).sum())))
+    return out

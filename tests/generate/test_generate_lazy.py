@@ -271,3 +271,58 @@ def test_progress_lines_of_generate_synthetic(setup, tmp_path, capfd):
     assert len(lines) == 2 * 3, err[-2000:]
     assert all(re.search(r"loss -?\d+\.\d{3} nats, \d+ candidates, \d+ causal-LM sentences", ln) for ln in lines)
     assert {ln.split()[2] for ln in lines} == {"tiny>trigram", "trigram>tiny"}
+
+
+def test_searches_in_lockstep_give_the_one_at_a_time_triplets(setup):
+    """Issue 43: the searches of several triplets and two model pairs, 3 at a time in lockstep
+    (causal-LM passes merged), give the triplets of one search at a time, every column, and the
+    same position attempts; each triplet is handed over as soon as it is complete."""
+    from contstim_bench.generate.lockstep_search import TripletTask, synthesize_triplets
+    from contstim_bench.scoring.lockstep import Lockstep
+
+    pairs = [("tiny", "trigram"), ("tiny", "trigram"), ("tiny", "trigram"), ("bigram", "tiny")]
+    starts = setup["held"][10:13] + setup["held"][20:21]
+    seeds = [7, 8, 9, 3]
+    alone, alone_reports = [], []
+    m = {name: model(setup, name) for name in ("tiny", "trigram", "bigram")}
+    for k, ((a, b), start, seed) in enumerate(zip(pairs, starts, seeds)):
+        reports = []
+        alone.append(synthesize_triplet(start, m[a], m[b], setup["vocab"], setup["fw"], seed=seed, natural_index=k,
+                                        report=reports.append))
+        alone_reports.append(reports)
+    m = {name: model(setup, name) for name in ("tiny", "trigram", "bigram")}  # fresh scorers
+    tasks = [TripletTask(start, m[a], m[b], seed, k) for k, ((a, b), start, seed) in enumerate(zip(pairs, starts, seeds))]
+    reports = [[] for _ in tasks]
+    handed = []
+    lockstep = Lockstep(workers=3)
+    rows = synthesize_triplets(tasks, setup["vocab"], setup["fw"], lockstep=lockstep,
+                               report=lambda k, r: reports[k].append(r), on_row=lambda k, row: handed.append(k))
+    assert lockstep.counts["passes"] < 0.8 * lockstep.counts["requests"], lockstep.counts
+    assert sorted(handed) == [0, 1, 2, 3]  # each triplet once, when its two searches were done
+    for k, (a, b) in enumerate(zip(alone, rows)):
+        for col in (*OUTPUT_COLUMNS, "history_S1", "history_S2"):
+            assert a[col] == b[col], (k, col)
+        key = lambda r: (r.accept, r.attempt)  # noqa: E731 - the two searches' attempts interleave
+        assert [(r.accept, r.position, r.new, r.loss) for r in sorted(reports[k], key=key)] == \
+            [(r.accept, r.position, r.new, r.loss) for r in sorted(alone_reports[k], key=key)]
+    assert sum(r["replacements_S1"] + r["replacements_S2"] for r in rows) >= 2
+
+
+def test_generate_synthetic_in_lockstep_writes_the_triplets_of_one_job_at_a_time(setup, tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(setup["vocab"].rest[:120]) + "\n", encoding="utf-8")
+    pool = tmp_path / "pool.txt"
+    pool.write_text("\n".join(setup["held"][:5]) + "\n", encoding="utf-8")
+    models = f"tiny={setup['specs']['tiny']},trigram={setup['specs']['trigram']},bigram={setup['specs']['bigram']}"
+    frames = {}
+    for lockstep in ("1", "4"):
+        out = tmp_path / f"run{lockstep}"
+        assert cli_main(["generate", "synthetic", "--models", models, "--start-sentences", "2", "--pool", str(pool),
+                         "--vocabulary", str(vocab), "--max-attempts", "4", "--no-cache", "--quiet",
+                         "--lockstep", lockstep, "--output", str(out)]) == 0
+        frames[lockstep] = pd.read_parquet(next((out / "triplets").rglob("*.parquet")))
+        assert len(list((out / "jobs").glob("*.json"))) == 3 * 2
+    pd.testing.assert_frame_equal(frames["1"], frames["4"])
+    with pytest.raises(SystemExit):
+        cli_main(["generate", "synthetic", "--models", models, "--start-sentences", "2", "--lockstep", "0",
+                  "--output", str(tmp_path / "bad")])
