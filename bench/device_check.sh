@@ -3,8 +3,8 @@
 # causal scoring of the 2,240 main-experiment stimuli with SmolLM2-135M and Gemma-3-270m in
 # bfloat16, packed against padded against the all-token padded forward pass (the floor) and
 # against lm-evaluation-harness's `hf` model on the same GPU; then synthesis seconds per
-# triplet (SmolLM2 in bfloat16 on the GPU vs a KenLM trigram, 3 start sentences, the first also by
-# the plain search: identical triplets asserted).
+# triplet (SmolLM2 in bfloat16 on the GPU vs a KenLM trigram, 3 start sentences one at a time, the
+# first also by the plain search, and all 6 searches in lockstep: identical triplets asserted).
 # Prints each bench's table, and last one JSON line with every figure.
 #
 #   bash bench/device_check.sh [PYTHON]
@@ -28,7 +28,7 @@ for model in smollm2-135m gemma3-270m; do
   timeout 200 "$PY" bench/causal.py --model "$model" --device cuda --dtype bfloat16 --batch-size 64 \
     --repeats 3 "${LM_EVAL[@]}" | tee "$OUT/causal-$model.log"
 done
-timeout 200 "$PY" bench/synthesis.py --start-sentences 3 --plain 1 --dtype bfloat16 --device cuda \
+timeout 200 "$PY" bench/synthesis.py --start-sentences 3 --plain 1 --lockstep 6 --dtype bfloat16 --device cuda \
   | tee "$OUT/synthesis.log"
 "$PY" - "$OUT" <<'PYEOF'
 import json, sys, torch
@@ -43,7 +43,8 @@ for model in ("smollm2-135m", "gemma3-270m"):
                                            "max_abs_diff_packed_vs_padded", "max_abs_diff_vs_lm_eval")}
     figures[model]["lm_eval_timed"] = "lm_eval_s" in r
 s = last(out / "synthesis.log")
-figures["synthesis"] = {"lazy": s["lazy"], "plain": s["plain"], "identical_triplets": s["identical_triplets"],
+figures["synthesis"] = {"lazy": s["lazy"], "plain": s["plain"], "lockstep": s.get("lockstep"),
+                        "identical_triplets": s["identical_triplets"],
                         "dtype": s["smollm2_dtype"], "device": s["smollm2_device"]}
 print(json.dumps(figures))
 PYEOF
