@@ -404,6 +404,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
             return attempt_display(job.key, state.process_index, tty, status) if progress and (main or not tty) else None
 
         run_jobs_in_lockstep(plan, todo, models, lockstep, write, display)
+        marker.unlink(missing_ok=True)
         todo = []
     for n, job in enumerate(todo):
         path = jobs_dir / f"{job.key}.json"

@@ -249,17 +249,20 @@ def merge_groups(requests: Sequence[ForwardRequest]) -> list[list[int]]:
     return [sorted(g) for g in groups]
 
 
-def execute(requests: dict[int, ForwardRequest]) -> dict[int, Any]:
+def execute(requests: dict[int, ForwardRequest]) -> tuple[dict[int, Any], int]:
     """Run one round's requests (task index -> request): ``alone`` ones by themselves, the
-    others merged per model (:func:`merge_groups`), in task order.  Result or exception per task."""
+    others merged per model (:func:`merge_groups`), in task order.  (Result or exception per
+    task, forward passes run.)"""
     import torch
 
     results: dict[int, Any] = {}
+    passes = 0
     by_model: dict[int, list[int]] = {}
     with torch.inference_mode():
         for i in sorted(requests):
             r = requests[i]
             if r.alone:
+                passes += 1
                 try:
                     results[i] = run_alone(r)
                 except Exception as exc:  # noqa: BLE001 - handed to the task that asked
@@ -268,6 +271,7 @@ def execute(requests: dict[int, ForwardRequest]) -> dict[int, Any]:
                 by_model.setdefault(id(r.model), []).append(i)
         for tasks in by_model.values():
             for group in merge_groups([requests[i] for i in tasks]):
+                passes += 1
                 members = [tasks[g] for g in group]
                 try:
                     for i, value in zip(members, run_merged([requests[i] for i in members])):
@@ -275,7 +279,7 @@ def execute(requests: dict[int, ForwardRequest]) -> dict[int, Any]:
                 except Exception as exc:  # noqa: BLE001
                     for i in members:
                         results[i] = exc
-    return results
+    return results, passes
 
 
 class Lockstep:
@@ -352,9 +356,10 @@ class Lockstep:
                 aborted = LockstepAborted(f"another task failed: {errors[0]!r}")
                 self._results.update({i: aborted for i in live})
             else:
+                answers, passes = execute(self._pending)
+                self._results.update(answers)
                 self.counts["requests"] += len(self._pending)
-                self._results.update(execute(self._pending))
-                self.counts["passes"] += _passes(self._pending)
+                self.counts["passes"] += passes
             self._pending = {}
         for t in threads:
             t.join()
@@ -362,11 +367,3 @@ class Lockstep:
             raise errors[0]
         return results
 
-
-def _passes(requests: dict[int, ForwardRequest]) -> int:
-    alone = sum(r.alone for r in requests.values())
-    by_model: dict[int, list[ForwardRequest]] = {}
-    for i in sorted(requests):
-        if not requests[i].alone:
-            by_model.setdefault(id(requests[i].model), []).append(requests[i])
-    return alone + sum(len(merge_groups(rs)) for rs in by_model.values())
