@@ -296,7 +296,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         :class:`.lockstep.Lockstep` the pass is sent to it (merged with other tasks' passes),
         except while a canonical score is computed (:meth:`_score_ids`), which runs alone."""
         request = ForwardRequest(self.model, ids, mask, positions, cache, want_cache, alone=self._alone > 0,
-                                 cache_name=self._cache_name)
+                                 cache_name=self._cache_name, budget=self.max_tokens_per_batch)
         if self._lockstep is not None:
             return self._lockstep.forward(request)
         return run_alone(request)

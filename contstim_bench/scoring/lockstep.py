@@ -66,6 +66,8 @@ class ForwardRequest:
     want_cache: bool = False
     alone: bool = False
     cache_name: str = "past_key_values"
+    #: the scorer's --max-tokens-per-batch: a merged pass holding this request feeds no more
+    budget: int | None = None
 
     @property
     def past(self) -> int:
@@ -232,15 +234,17 @@ def merge_groups(requests: Sequence[ForwardRequest]) -> list[list[int]]:
     """Indices of ``requests`` (one model's mergeable passes) in groups that each run as one
     pass: by width, a request joining the group before it when the merged pass is estimated to
     cost no more than the two apart (:meth:`_Layout.cost`) and feeds at most
-    :data:`MAX_POSITIONS` positions."""
+    :data:`MAX_POSITIONS` positions, and at most the token budget of any request in it."""
     order = sorted(range(len(requests)), key=lambda i: (requests[i].ids.shape[1], i))
     groups: list[list[int]] = []
     cost = 0.0
     for i in order:
         alone = _fit([requests[i]], requests[i].ids.shape[1], keep=False).cost()  # as run_alone runs it
         if groups:
-            merged = _layout([requests[j] for j in groups[-1] + [i]], keep=False)
-            if merged.cost() <= cost + alone and merged.rows * merged.width <= MAX_POSITIONS:
+            members = [requests[j] for j in groups[-1] + [i]]
+            cap = min([MAX_POSITIONS] + [r.budget for r in members if r.budget])
+            merged = _layout(members, keep=False)
+            if merged.cost() <= cost + alone and merged.rows * merged.width <= cap:
                 groups[-1].append(i)
                 cost = merged.cost()
                 continue

@@ -11,7 +11,9 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from contstim_bench.scoring.causal import CausalScorer  # noqa: E402
-from contstim_bench.scoring.lockstep import Lockstep, ForwardRequest, LockstepAborted, run_alone, run_merged  # noqa: E402
+from contstim_bench.scoring.lockstep import (  # noqa: E402
+    ForwardRequest, Lockstep, LockstepAborted, merge_groups, run_alone, run_merged,
+)
 from contstim_bench.scoring.packing import pack_rows, prefix_mask  # noqa: E402
 
 from tiny_causal import SENTENCES, save_tiny_gpt2, save_tiny_llama  # noqa: E402
@@ -155,3 +157,16 @@ def test_a_model_that_cannot_merge_runs_its_passes_alone(tmp_path):
     assert gpt2.lockstep_view(lockstep)._lockstep is None
     half = CausalScorer(save_tiny_gpt2(tmp_path / "gpt2-bf16"), dtype="bfloat16", cache=False, progress=False)
     assert half.packs and half.lockstep_view(lockstep)._lockstep is None  # 16 bits round too coarsely to merge
+
+
+def test_merged_passes_keep_to_the_token_budget():
+    """One-token rows of many tasks run as one pass, unless a scorer's --max-tokens-per-batch
+    (the request's budget) is smaller than the merged pass; wide and one-token requests whose
+    merged rows would cost more than two passes stay apart."""
+    ones = [ForwardRequest(None, torch.zeros((40, 1), dtype=torch.long), torch.ones((40, 1))) for _ in range(4)]
+    assert merge_groups(ones) == [[0, 1, 2, 3]]
+    tight = [ForwardRequest(None, torch.zeros((40, 1), dtype=torch.long), torch.ones((40, 1)), budget=100)
+             for _ in range(4)]
+    assert merge_groups(tight) == [[0, 1], [2, 3]]
+    wide = ForwardRequest(None, torch.zeros((2, 300), dtype=torch.long), torch.ones((2, 300)))
+    assert merge_groups([wide, *ones]) == [[1, 2, 3, 4], [0]]
