@@ -90,6 +90,19 @@ def main(argv=None) -> int:
         seeding = [ModelEntry("smollm2", "smollm2-135m"), ModelEntry("trigram", "kenlm:trigram.arpa")]
         runs: dict[str, list[dict]] = {"lazy": [], "plain": [], "lockstep": []}
 
+        def new_tally() -> dict:
+            return {"attempts": 0, "expensive": 0, "next_word": 0, "accepted": 0, "penalty_differs": 0}
+
+        def count(tally: dict, r, label: str) -> None:
+            """Add one position attempt's counts to a triplet's ``tally``."""
+            tally["attempts"] += 1
+            tally["expensive"] += r.evaluations.expensive
+            tally["next_word"] += r.evaluations.next_word
+            tally["accepted"] += r.new is not None
+            tally["penalty_differs"] += bool(r.penalty_rule_differs)
+            if args.verbose:
+                print(f"  {label} {r.line()}", file=sys.stderr, flush=True)
+
         def load_models():
             m1, m2 = (SearchModel(e.name, load_scorer(e.spec, cache=False, progress=False,
                                                       dtype=args.dtype if e.name == "smollm2" else None,
@@ -104,16 +117,10 @@ def main(argv=None) -> int:
             settings = SearchSettings(strategy=strategy)
             todo = starts if strategy == "lazy" else starts[: args.plain]
             for start in todo:
-                tally = {"attempts": 0, "expensive": 0, "next_word": 0, "accepted": 0, "penalty_differs": 0}
+                tally = new_tally()
 
-                def report(r, tally=tally):
-                    tally["attempts"] += 1
-                    tally["expensive"] += r.evaluations.expensive
-                    tally["next_word"] += r.evaluations.next_word
-                    tally["accepted"] += r.new is not None
-                    tally["penalty_differs"] += bool(r.penalty_rule_differs)
-                    if args.verbose:
-                        print(f"  {strategy} {r.line()}", file=sys.stderr, flush=True)
+                def report(r, tally=tally, strategy=strategy):
+                    count(tally, r, strategy)
 
                 seed = job_seed(args.seed, seeding[0], seeding[1], start)
                 w0, c0 = time.perf_counter(), time.process_time()
@@ -130,20 +137,12 @@ def main(argv=None) -> int:
         if args.lockstep:
             m1, m2 = load_models()
             coordinator = Lockstep(args.lockstep)
-            tallies = [{"attempts": 0, "expensive": 0, "next_word": 0, "accepted": 0, "penalty_differs": 0}
-                       for _ in starts]
-
-            def report_k(k, r):
-                t = tallies[k]
-                t["attempts"] += 1
-                t["expensive"] += r.evaluations.expensive
-                t["next_word"] += r.evaluations.next_word
-                t["accepted"] += r.new is not None
-
+            tallies = [new_tally() for _ in starts]
             tasks = [TripletTask(s.sentence, m1, m2, job_seed(args.seed, seeding[0], seeding[1], s), s.index)
                      for s in starts]
             w0, c0 = time.perf_counter(), time.process_time()
-            rows = synthesize_triplets(tasks, vocab, fw, SearchSettings(), workers=args.lockstep, report=report_k,
+            rows = synthesize_triplets(tasks, vocab, fw, SearchSettings(), workers=args.lockstep,
+                                       report=lambda k, r: count(tallies[k], r, "lockstep"),
                                        lockstep=coordinator)
             lockstep_wall, lockstep_cpu = time.perf_counter() - w0, time.process_time() - c0
             for t, row in zip(tallies, rows):

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ._common import add_run_args, run_options
 
+from ..scoring.lockstep import DEFAULT_WORKERS
 from ._common import DATASETS_HELP, positive_int
 
 
@@ -64,9 +65,10 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     s.add_argument("--search", choices=("lazy", "plain"), default="lazy",
                    help="lazy (default): causal LMs score candidates only as far as the ranking needs; plain: every "
                         "candidate with every model (slower; the same triplets)")
-    s.add_argument("--lockstep", type=positive_int, default=16, metavar="N",
+    s.add_argument("--lockstep", type=positive_int, default=DEFAULT_WORKERS, metavar="N",
                    help="searches run at once, whose causal-LM forward passes are merged into one per round "
-                        "(each job is two searches; default 16; 1: one job at a time; the same triplets)")
+                        f"(each job is two searches; default {DEFAULT_WORKERS}; 1: one job at a time; the same "
+                        "triplets)")
     add_run_args(s, device="torch device (default: the process's accelerate device)")
     s.add_argument("--no-cache", action="store_true", help="do not use the on-disk score cache")
     s.add_argument("--quiet", action="store_true", help="no progress bar and no per-attempt progress lines")

@@ -20,14 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from ..scoring.lockstep import Lockstep
+from ..scoring.lockstep import DEFAULT_WORKERS, Lockstep
 from ..scoring.protocols import LockstepScorer
 from .inputs import Vocabulary
 from .search_records import AttemptReport, SearchModel, SearchSettings
 from .synthetic import search_seeds, synthesize, triplet_row
-
-#: searches run at once by default (both searches of 8 triplets)
-DEFAULT_WORKERS = 16
 
 
 @dataclass(frozen=True)
@@ -55,22 +52,20 @@ def synthesize_triplets(tasks: Sequence[TripletTask], vocabulary: Vocabulary, fu
     tasks = list(tasks)
     fw = frozenset(function_words)
     lockstep = lockstep or Lockstep(workers)
-    views: dict[tuple[int, int, int], SearchModel] = {}  # (task, search, model) -> the search's view
     halves: dict[int, list] = {k: [None, None] for k in range(len(tasks))}
 
-    def view(k: int, half: int, m: SearchModel) -> SearchModel:
+    def view(m: SearchModel) -> SearchModel:
+        """A search's own view of ``m`` (its own kept prefix states and counts, which its
+        attempt reports count), or ``m`` itself when it cannot share passes."""
         if not isinstance(m.scorer, LockstepScorer):
             return m
-        key = (k, half, id(m))
-        if key not in views:  # its own kept prefix states and counts (a search's attempt reports count them)
-            views[key] = SearchModel(name=m.name, scorer=m.scorer.lockstep_view(lockstep), mode=m.mode, spec=m.spec)
-        return views[key]
+        return SearchModel(name=m.name, scorer=m.scorer.lockstep_view(lockstep), mode=m.mode, spec=m.spec)
 
     def search(k: int, half: int, seed) -> None:
         t = tasks[k]
         accept, reject = (t.m1, t.m2) if half == 0 else (t.m2, t.m1)
         attempt = None if report is None else (lambda r: report(k, r))
-        halves[k][half] = synthesize(t.natural, view(k, half, accept), view(k, half, reject), vocabulary, fw, seed,
+        halves[k][half] = synthesize(t.natural, view(accept), view(reject), vocabulary, fw, seed,
                                      settings, attempt)
         if None not in halves[k]:
             row = triplet_row(*halves[k], t.m1, t.m2, t.seed, t.natural_index)

@@ -393,15 +393,16 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
 
     marker = running_dir / f"p{state.process_index}.json"
     refresh()
+
+    def display(job: Job):  # on a terminal only process 0 shows attempts; in a log every process does
+        return attempt_display(job.key, state.process_index, tty, status) if progress and (main or not tty) else None
+
     if lockstep > 1 and len(todo) > 1:
         write_json_atomic(marker, {"jobs": [job.key for job in todo], "process": state.process_index})
 
         def write(job: Job, record: dict) -> None:
             write_json_atomic(jobs_dir / f"{job.key}.json", record)
             refresh()
-
-        def display(job: Job):
-            return attempt_display(job.key, state.process_index, tty, status) if progress and (main or not tty) else None
 
         run_jobs_in_lockstep(plan, todo, models, lockstep, write, display)
         marker.unlink(missing_ok=True)
@@ -413,10 +414,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
         models.keep_only({k for later in todo[n:] for k in (later.i, later.j)})
         write_json_atomic(marker, {"job": job.key, "process": state.process_index})
         refresh()
-        report = None  # on a terminal only process 0 shows attempts; in a log every process does
-        if progress and (main or not tty):
-            report = attempt_display(job.key, state.process_index, tty, status)
-        write_json_atomic(path, run_job(plan, job, models, report))
+        write_json_atomic(path, run_job(plan, job, models, display(job)))
         marker.unlink(missing_ok=True)
         refresh()
     models.keep_only(set())

@@ -31,6 +31,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+#: tasks (searches) run at once by default: both searches of 8 triplets
+DEFAULT_WORKERS = 16
 #: new positions per row of a merged pass at most (the rows of narrower requests are placed one
 #: after another in a row, each with its own cache slots)
 ROW_WIDTH = 64
@@ -72,10 +74,6 @@ class ForwardRequest:
     @property
     def past(self) -> int:
         return 0 if self.cache is None else int(self.cache.get_seq_length())
-
-    @property
-    def positions_fed(self) -> int:
-        return int(self.ids.shape[0] * self.ids.shape[1])
 
     def allowed(self):
         """(rows, width, past + width) bool: the keys each new position may attend to."""
@@ -291,7 +289,7 @@ class Lockstep:
     (see the module docstring).  Scorers take part through views that send their passes to
     :meth:`forward` (``CausalScorer.lockstep_view``)."""
 
-    def __init__(self, workers: int = 8):
+    def __init__(self, workers: int = DEFAULT_WORKERS):
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ValueError(f"lockstep workers must be a positive integer, got {workers!r}")
         self.workers = workers
