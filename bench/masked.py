@@ -30,7 +30,11 @@ word and masked set.
    as approx-ll-sampled in CPU time (``real_cpu_speedup`` >= 1; wall time is also printed, but on a
    shared machine it mostly measures the other processes), and every sentence within the
    family-wise 1% bound of Monte-Carlo standard errors (``real_z_bound``: 4.0 for 160 sentences;
-   the mean |z| of an unbiased estimate is about 0.80).
+   the mean |z| of an unbiased estimate is about 0.80).  With ``--real-shape bert-base`` (issue
+   43) the target is approx-ll at least 2x faster in wall time.  ``real_tokens_ratio`` is the
+   tokens the sampled form feeds the encoder over the exact form's: the same model runs both, so
+   at the same cost per token exact cannot be faster than that ratio (it also reads out more
+   positions), whatever the implementation.
 
 Ends with one JSON line.
 
@@ -91,7 +95,12 @@ def main(argv=None) -> int:
     real = bench_real_stimuli(args) if args.real_sentences > 0 else {}
     if args.only_real:
         result = {"bench": "masked", "device": args.device, "torch_threads": torch.get_num_threads(), **real}
-        result["pass"] = bool(real.get("real_cpu_speedup", 0) >= 1 and real.get("real_max_abs_z", 99) <= real.get("real_z_bound", 0))
+        # issue 16's target for the small model: exact at least as fast in CPU time; issue 43's for
+        # the BERT-base shape: at least 2x in wall time (one thread)
+        target = 2.0 if args.real_shape == "bert-base" else 1.0
+        result["real_speedup_target"] = target
+        speed = real.get("real_speedup" if args.real_shape == "bert-base" else "real_cpu_speedup", 0)
+        result["pass"] = bool(speed >= target and real.get("real_max_abs_z", 99) <= real.get("real_z_bound", 0))
         print(json.dumps(result))
         return 0 if result["pass"] else 1
 
@@ -244,7 +253,7 @@ def bench_real_stimuli(args) -> dict:
     runs = {"exact": [], "sampled": []}
     for _ in range(max(1, args.real_repeats)):  # interleaved, so load changes hit both alike
         for name, sc in (("exact", exact_sc), ("sampled", sampled_sc)):
-            sc.n_model_rows = sc.n_readouts = 0
+            sc.n_model_rows = sc.n_model_tokens = sc.n_readouts = 0
             w0, c0 = time.perf_counter(), time.process_time()
             if name == "exact":
                 values = sc.score(sents)
@@ -252,14 +261,18 @@ def bench_real_stimuli(args) -> dict:
                 per_order = sc.sampled_order_logprobs(sents)
                 values = np.array([p.mean() for p in per_order])
             runs[name].append((time.perf_counter() - w0, time.process_time() - c0, sc.n_model_rows,
-                               sc.n_readouts, values))
+                               sc.n_readouts, values, sc.n_model_tokens))
     exact, sampled = runs["exact"][-1][4], runs["sampled"][-1][4]
     se = np.array([p.std(ddof=1) / math.sqrt(len(p)) for p in per_order])
     z = np.abs(sampled - exact) / se
-    best = {k: (min(r[0] for r in v), min(r[1] for r in v), v[-1][2], v[-1][3]) for k, v in runs.items()}
-    for k, (wall, cpu, rows, reads) in best.items():
-        print(f"real stimuli, approx-ll{'-sampled' if k == 'sampled' else ''}: {len(sents)} sentences, {rows} rows, "
-              f"{reads} read-outs, best {wall:.1f} s wall, {cpu:.1f} s CPU", file=sys.stderr)
+    best = {k: (min(r[0] for r in v), min(r[1] for r in v), v[-1][2], v[-1][3], v[-1][5]) for k, v in runs.items()}
+    for k, (wall, cpu, rows, reads, tokens) in best.items():
+        print(f"real stimuli, approx-ll{'-sampled' if k == 'sampled' else ''}: {len(sents)} sentences, {rows} rows "
+              f"({tokens} tokens), {reads} read-outs, best {wall:.1f} s wall, {cpu:.1f} s CPU", file=sys.stderr)
+    ceiling = best["sampled"][4] / best["exact"][4]
+    print(f"real stimuli: the sampled form feeds the encoder {ceiling:.3f}x the exact form's tokens; exact reads "
+          f"out {best['exact'][3] / best['sampled'][3]:.3f}x as many positions, so at the same cost per token "
+          f"exact cannot be more than {ceiling:.3f}x faster", file=sys.stderr)
     flat = [k for p in pieces for k in p]
     return {
         "real_model": "random RobertaForMaskedLM %dx%d, SmolLM2 byte-level BPE + <mask> (%d pieces)" % (
@@ -271,6 +284,9 @@ def bench_real_stimuli(args) -> dict:
         "real_approx_ll_rows": best["exact"][2],
         "real_approx_ll_sampled_rows": best["sampled"][2],
         "real_rows_ratio": round(best["sampled"][2] / best["exact"][2], 3),
+        "real_approx_ll_tokens": best["exact"][4],
+        "real_approx_ll_sampled_tokens": best["sampled"][4],
+        "real_tokens_ratio": round(ceiling, 3),
         "real_approx_ll_readouts": best["exact"][3],
         "real_approx_ll_sampled_readouts": best["sampled"][3],
         "real_readouts_ratio": round(best["sampled"][3] / best["exact"][3], 3),

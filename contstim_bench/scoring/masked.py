@@ -85,8 +85,9 @@ class MaskedLMScorer(Scorer):
     ``batch_size`` counts masked copies (rows) per forward pass (default 128 on CPU, 1024 on
     CUDA); ``dtype`` None keeps the model's precision; ``device`` None picks CUDA when available.
     ``files`` (the model folder's files) identify the model in the score cache; without them the
-    state dict is hashed.  ``n_model_rows`` counts the rows run so far, ``n_readouts`` the
-    (row, position) pairs whose vocabulary logits were computed.
+    state dict is hashed.  ``n_model_rows`` counts the rows run so far, ``n_model_tokens`` their
+    tokens (special tokens included, padding not), ``n_readouts`` the (row, position) pairs whose
+    vocabulary logits were computed.
     """
 
     def __init__(
@@ -154,6 +155,7 @@ class MaskedLMScorer(Scorer):
         self._marks = None
         self._class_masks = None
         self.n_model_rows = 0
+        self.n_model_tokens = 0
         self.n_readouts = 0
         parts = [method]
         if method == "approx-ll-sampled":
@@ -341,6 +343,7 @@ class MaskedLMScorer(Scorer):
                 )
             out = np.bincount(t["out"], weights=t["coef"] * lp, minlength=n_out)
             self.n_model_rows += len(x_all)
+            self.n_model_tokens += int(len_all.sum())
             for j, o, p in zip(chunk, out_offsets, plans):
                 results[j] = out[o : o + p.n_out]
             if bar is not None:

@@ -112,6 +112,7 @@ def test_approx_ll_recovers_log_joint(oracle, wordpiece, short_sentence, normali
     n = tok.n_words
     expected_rows = (1 << n) - 1 + sum((1 << k) - 2 for k in tok.pieces) * (1 << (n - 1))
     assert sc.n_model_rows == expected_rows
+    assert sc.n_model_tokens == expected_rows * len(tok.input_ids)
 
 
 def test_every_word_order_recovers_log_joint(oracle, wordpiece, short_sentence):

@@ -227,6 +227,22 @@ def test_tokenizer_without_mask_token(corpus):
         _scorer(UniformLM(len(bare)), bare, method="pll")
 
 
+def test_rows_and_tokens_counted(wordpiece, corpus):
+    # two sentences of different token lengths, run in one padded batch: the counters hold the
+    # rows each plan runs and their real tokens (special tokens in, padding out)
+    sents = sorted(corpus[:40], key=lambda s: len(tokenize(wordpiece, s).input_ids))
+    short, long = sents[0], sents[-1]
+    toks = [tokenize(wordpiece, s) for s in (short, long)]
+    assert len(toks[0].input_ids) < len(toks[1].input_ids)
+    for method, rows_of in (("pll", lambda t: sum(t.pieces)),
+                            ("approx-ll-sampled", lambda t: 3 * sum((1 << k) - 1 for k in t.pieces))):
+        kw = {"orders": 3, "seed": 0} if method == "approx-ll-sampled" else {}
+        sc = _scorer(UniformLM(len(wordpiece)), wordpiece, method=method, **kw)
+        sc.score([short, long])
+        assert sc.n_model_rows == sum(rows_of(t) for t in toks)
+        assert sc.n_model_tokens == sum(rows_of(t) * len(t.input_ids) for t in toks)
+
+
 # ----------------------------------------------------------------------------- cache
 def test_cache_skips_model_work(tiny_dir, corpus, tmp_path):
     cache = ScoreCache(tmp_path / "scores.sqlite")
