@@ -102,12 +102,8 @@ def main(argv=None) -> int:
     fed_all = sum(int(ids.numel()) for ids, _ in padded_all)
     fed_but_last = sum(int(ids.numel()) for ids, _ in but_last)
     # packed: the start token once, then each batch's sentences after it, without their last token,
-    # in rows where that feeds fewer positions than padding (the scorer's own rule)
-    fed_packed = 1
-    for b in batches:
-        conts = [seqs[i][1:] for i in b]
-        padded = len(conts) * (max(len(c) for c in conts) - 1)
-        fed_packed += min(scorer._pack(conts, 1, None).fed, padded) if padded else 0
+    # packed or padded as the scorer runs them
+    fed_packed = 1 + sum(scorer.positions_fed(1, [seqs[i][1:] for i in b]) for b in batches)
 
     def sync() -> None:
         if scorer.device.type == "cuda":

@@ -260,18 +260,21 @@ def bench_real_stimuli(args) -> dict:
             else:
                 per_order = sc.sampled_order_logprobs(sents)
                 values = np.array([p.mean() for p in per_order])
-            runs[name].append((time.perf_counter() - w0, time.process_time() - c0, sc.n_model_rows,
-                               sc.n_readouts, values, sc.n_model_tokens))
-    exact, sampled = runs["exact"][-1][4], runs["sampled"][-1][4]
+            runs[name].append({"wall": time.perf_counter() - w0, "cpu": time.process_time() - c0,
+                               "rows": sc.n_model_rows, "tokens": sc.n_model_tokens, "reads": sc.n_readouts,
+                               "values": values})
+    exact, sampled = runs["exact"][-1]["values"], runs["sampled"][-1]["values"]
     se = np.array([p.std(ddof=1) / math.sqrt(len(p)) for p in per_order])
     z = np.abs(sampled - exact) / se
-    best = {k: (min(r[0] for r in v), min(r[1] for r in v), v[-1][2], v[-1][3], v[-1][5]) for k, v in runs.items()}
-    for k, (wall, cpu, rows, reads, tokens) in best.items():
-        print(f"real stimuli, approx-ll{'-sampled' if k == 'sampled' else ''}: {len(sents)} sentences, {rows} rows "
-              f"({tokens} tokens), {reads} read-outs, best {wall:.1f} s wall, {cpu:.1f} s CPU", file=sys.stderr)
-    ceiling = best["sampled"][4] / best["exact"][4]
+    # per form: the best wall and CPU times of its repeats, the counts of its last (all alike)
+    best = {k: {**v[-1], "wall": min(r["wall"] for r in v), "cpu": min(r["cpu"] for r in v)} for k, v in runs.items()}
+    for k, b in best.items():
+        print(f"real stimuli, approx-ll{'-sampled' if k == 'sampled' else ''}: {len(sents)} sentences, {b['rows']} rows "
+              f"({b['tokens']} tokens), {b['reads']} read-outs, best {b['wall']:.1f} s wall, {b['cpu']:.1f} s CPU",
+              file=sys.stderr)
+    ceiling = best["sampled"]["tokens"] / best["exact"]["tokens"]
     print(f"real stimuli: the sampled form feeds the encoder {ceiling:.3f}x the exact form's tokens; exact reads "
-          f"out {best['exact'][3] / best['sampled'][3]:.3f}x as many positions, so at the same cost per token "
+          f"out {best['exact']['reads'] / best['sampled']['reads']:.3f}x as many positions, so at the same cost per token "
           f"exact cannot be more than {ceiling:.3f}x faster", file=sys.stderr)
     flat = [k for p in pieces for k in p]
     return {
@@ -281,21 +284,21 @@ def bench_real_stimuli(args) -> dict:
         "real_words": len(flat),
         "real_multi_piece_words": int(sum(k > 1 for k in flat)),
         "real_max_pieces": int(max(flat)),
-        "real_approx_ll_rows": best["exact"][2],
-        "real_approx_ll_sampled_rows": best["sampled"][2],
-        "real_rows_ratio": round(best["sampled"][2] / best["exact"][2], 3),
-        "real_approx_ll_tokens": best["exact"][4],
-        "real_approx_ll_sampled_tokens": best["sampled"][4],
+        "real_approx_ll_rows": best["exact"]["rows"],
+        "real_approx_ll_sampled_rows": best["sampled"]["rows"],
+        "real_rows_ratio": round(best["sampled"]["rows"] / best["exact"]["rows"], 3),
+        "real_approx_ll_tokens": best["exact"]["tokens"],
+        "real_approx_ll_sampled_tokens": best["sampled"]["tokens"],
         "real_tokens_ratio": round(ceiling, 3),
-        "real_approx_ll_readouts": best["exact"][3],
-        "real_approx_ll_sampled_readouts": best["sampled"][3],
-        "real_readouts_ratio": round(best["sampled"][3] / best["exact"][3], 3),
-        "real_approx_ll_s": round(best["exact"][0], 2),
-        "real_approx_ll_sampled_s": round(best["sampled"][0], 2),
-        "real_speedup": round(best["sampled"][0] / best["exact"][0], 3),
-        "real_approx_ll_cpu_s": round(best["exact"][1], 2),
-        "real_approx_ll_sampled_cpu_s": round(best["sampled"][1], 2),
-        "real_cpu_speedup": round(best["sampled"][1] / best["exact"][1], 3),
+        "real_approx_ll_readouts": best["exact"]["reads"],
+        "real_approx_ll_sampled_readouts": best["sampled"]["reads"],
+        "real_readouts_ratio": round(best["sampled"]["reads"] / best["exact"]["reads"], 3),
+        "real_approx_ll_s": round(best["exact"]["wall"], 2),
+        "real_approx_ll_sampled_s": round(best["sampled"]["wall"], 2),
+        "real_speedup": round(best["sampled"]["wall"] / best["exact"]["wall"], 3),
+        "real_approx_ll_cpu_s": round(best["exact"]["cpu"], 2),
+        "real_approx_ll_sampled_cpu_s": round(best["sampled"]["cpu"], 2),
+        "real_cpu_speedup": round(best["sampled"]["cpu"] / best["exact"]["cpu"], 3),
         "real_max_abs_z": round(float(z.max()), 3),
         "real_z_bound": round(float(scipy.stats.norm.ppf(1 - 0.01 / (2 * len(sents)))), 3),
         "real_mean_abs_z": round(float(z.mean()), 3),

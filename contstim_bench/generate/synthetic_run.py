@@ -266,7 +266,9 @@ def run_jobs_in_lockstep(plan: RunPlan, jobs: Sequence[Job], pool: _ModelPool, w
                          report: Callable[[Job], Callable[[AttemptReport], None] | None]) -> None:
     """Synthesise ``jobs`` with their searches ``workers`` at a time in lockstep
     (:mod:`.lockstep_search`: the same triplets, causal-LM forward passes shared); ``write(job,
-    record)`` as each job's triplet is complete; ``report(job)``: its attempts' display."""
+    record)`` as each job's triplet is complete (its record's ``seconds``: from the lockstep's
+    start, since its searches shared passes with the others); ``report(job)``: its attempts'
+    display."""
     tasks = [TripletTask(job.start.sentence, pool.get(job.i), pool.get(job.j), job_seed_of(plan, job),
                          job.start.index) for job in jobs]
     shows = [report(job) for job in jobs]

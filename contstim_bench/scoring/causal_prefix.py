@@ -110,12 +110,31 @@ class SharedPrefixScoring(PrefixBounds):
         if not any(fed):
             return total
         read = self._token_logprobs64 if wide else self._token_logprobs
-        window = self._packing_window()
-        if self.packs and (window is None or plen + max(len(f) for f in fed) <= window):
-            rows = self._pack(conts, plen, window)
-            if rows.fed < len(conts) * max(len(f) for f in fed):  # else packing saves nothing here
-                return total + self._packed_rest(cache, plen, conts, read, window, rows=rows)
+        rows = self._packed_rows(plen, conts)
+        if rows is not None:
+            return total + self._packed_rest(cache, plen, conts, read, self._packing_window(), rows=rows)
         return total + self._padded_rest(cache, plen, conts, read).sum(-1).cpu().numpy()
+
+    def _packed_rows(self, plen: int, conts: list[list[int]]):
+        """The packed rows (:meth:`_pack`) that a batch of continuations after a prefix of
+        ``plen`` tokens runs in, or None when it runs right-padded: the model does not keep packed
+        rows apart, a row would not fit in its sliding window, or packing feeds no fewer positions
+        than padding (continuations of one length)."""
+        longest = max(len(c) for c in conts) - 1  # a continuation's last token is not fed
+        window = self._packing_window() if self.packs else None
+        if not self.packs or longest < 1 or (window is not None and plen + longest > window):
+            return None
+        rows = self._pack(conts, plen, window)
+        return rows if rows.fed < len(conts) * longest else None
+
+    def positions_fed(self, plen: int, conts: list[list[int]]) -> int:
+        """Positions the model is fed to score a batch of continuations after a prefix of
+        ``plen`` tokens (:meth:`_continuation_totals`: packed or right-padded, no last tokens)."""
+        longest = max(len(c) for c in conts) - 1
+        if longest < 1:
+            return 0
+        rows = self._packed_rows(plen, conts)
+        return rows.fed if rows is not None else len(conts) * longest
 
     def _padded_rest(self, cache, plen: int, conts: list[list[int]], read):
         """log p(token | prefix, earlier tokens) at tokens 2.. of each continuation, right-padded

@@ -94,6 +94,19 @@ def test_packed_equals_padded(folders, kind):
         assert sum(v for _, v in tokens) == pytest.approx(a[3], abs=atol)
 
 
+def test_positions_fed_by_a_batch_of_continuations(folders):
+    # what bench/causal.py counts: no continuation's last token; packed rows where they feed
+    # fewer positions than padding, padded rows otherwise
+    scorer = CausalScorer(folders["llama"], cache=False, progress=False)
+    mixed = [[5, 6, 7, 8, 9, 10], [5, 6], [7, 8, 9]]  # fed 5 + 1 + 2 = 8 tokens
+    assert scorer.positions_fed(1, mixed) == pack_rows([c[:-1] for c in mixed], scorer.pad_id,
+                                                       width=PACK_WIDTH, offset=1).fed == 8
+    assert scorer.positions_fed(1, [[5, 6, 7], [8, 9, 10]]) == 4  # one length: padded, as packed
+    assert scorer.positions_fed(1, [[5], [6]]) == 0  # single tokens: read from the prefix's logits
+    scorer._packs = False
+    assert scorer.positions_fed(1, mixed) == 3 * 5
+
+
 class _Leaky(torch.nn.Module):
     """A causal LM that ignores the 4-D mask and the positions it is given: packed sequences
     would read their neighbours."""
