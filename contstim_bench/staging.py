@@ -1,16 +1,33 @@
-"""What outputs may do: never overwrite an input (:func:`check_inputs_kept`), and folders that
-appear whole or not at all (:func:`staged_folder`)."""
+"""What outputs may do, the one rule of every command that writes: nothing a user gave is lost.
+
+- :func:`check_inputs_kept`: an output is never an input, never inside an input folder, and no
+  input lies inside an output folder that is replaced;
+- :func:`replace_folder`: a folder is written whole, beside the old one, and renamed into place,
+  so a failure leaves the old one untouched; an existing folder is replaced only when the package
+  wrote it (its marker, :data:`MARKER`, names the kind of folder and every file written there), and
+  holds nothing else: a folder the package did not write, a folder of another kind, a file a user
+  added to a package folder, the current folder or one above it are refused before anything is
+  written;
+
+Each check raises ValueError naming the flag, the path and why, so the command stops before any
+work; nothing is written or deleted.
+"""
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 Paths = Iterable[tuple[str, "str | os.PathLike | None"]]
 """(flag, path) pairs, e.g. ``("--output", "scores.csv")``; a None path (a flag not given) is skipped."""
+
+MARKER = ".contstim-output.json"
+"""The file by which a folder says the package wrote it: ``{"written_by", "kind", "files"}``."""
+MARKER_MAX_BYTES = 4 << 20
 
 
 def _real(path: str | os.PathLike) -> Path:
@@ -18,12 +35,13 @@ def _real(path: str | os.PathLike) -> Path:
 
 
 def check_inputs_kept(writes: Paths, reads: Paths) -> None:
-    """Refuse, before anything is written, an output that would overwrite an input.
+    """Refuse, before anything is written, an output that would overwrite or delete an input.
 
     ``writes``: the files a command writes and the folders it replaces whole; ``reads``: the files
     and folders it reads.  ValueError naming both flags and paths when an existing input is one of
-    the outputs (by any path: ``./x``, a symbolic or a hard link) or lies inside an output folder
-    that the command replaces.  The one check of every command that reads files and writes others.
+    the outputs (by any path: ``./x``, a symbolic or a hard link), lies inside an output folder, or
+    is a folder an output lies inside.  The one check of every command that reads files and writes
+    others.
     """
     outputs = [(flag, path, Path(path).expanduser()) for flag, path in writes if path is not None]
     for in_flag, given in reads:
@@ -38,24 +56,105 @@ def check_inputs_kept(writes: Paths, reads: Paths) -> None:
             if _real(target) in _real(source).parents:
                 raise ValueError(f"{out_flag} {written} would be replaced, and the input {in_flag} {given} lies "
                                  f"inside it; nothing was written, give another {out_flag} (or move the input)")
+            if source.is_dir() and _real(source) in _real(target).parents:
+                raise ValueError(f"{out_flag} {written} lies inside the input folder {in_flag} {given}: an output "
+                                 f"is never written into what a command reads; nothing was written, give another "
+                                 f"{out_flag}")
+
+
+def _files(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
+
+
+def read_marker(folder: str | os.PathLike) -> dict | None:
+    """The marker of a folder the package wrote (None without one; ValueError for a marker that is
+    not one: not a regular file, too large, not the package's JSON)."""
+    path = Path(folder) / MARKER
+    if not path.exists() and not path.is_symlink():
+        return None
+    if path.is_symlink() or not path.is_file() or path.stat().st_size > MARKER_MAX_BYTES:
+        raise ValueError(f"{path} is not a marker the package writes (a regular file under "
+                         f"{MARKER_MAX_BYTES >> 20} MiB)")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        raise ValueError(f"{path} is not a marker the package writes (not its JSON)") from None
+    if not (isinstance(data, dict) and data.get("written_by") == "contstim-bench" and isinstance(data.get("kind"), str)
+            and isinstance(data.get("files"), list) and all(isinstance(f, str) for f in data["files"])):
+        raise ValueError(f"{path} is not a marker the package writes")
+    return data
+
+
+def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out",
+                      legacy: Sequence[str] = (), owned: bool = False) -> None:
+    """Refuse (ValueError naming ``flag``) to replace ``final`` unless it is absent, empty, or a
+    folder of ``kind`` the package wrote that holds only the files it wrote (see the module
+    docstring).  ``legacy``: file names by which folders written before markers existed are
+    recognised (e.g. the ``fingerprint.json`` of a dataset built by an earlier version); such a
+    folder is replaced as it was then.  ``owned``: ``final`` lies in the package's own cache (a
+    converted model): whatever is there is the package's, a leftover of an interrupted run."""
+    path = Path(final).expanduser()
+    real = _real(path)
+    here = _real(Path.cwd())
+    if real == here or real in here.parents:
+        raise ValueError(f"{flag} {final} is the current folder or one above it: it cannot be replaced while it holds "
+                         f"the command's own working folder; nothing was written, give a new folder for {flag}")
+    if path.is_symlink():
+        raise ValueError(f"{flag} {final} is a symbolic link; give the folder itself (nothing was written)")
+    if not path.exists():
+        return
+    if not path.is_dir():
+        raise ValueError(f"{flag} {final} is a file, not a folder; nothing was written, give a folder for {flag}")
+    if owned or not any(path.iterdir()):
+        return
+    marker = read_marker(path)
+    if marker is None:
+        if any((path / name).is_file() for name in legacy):
+            return
+        raise ValueError(f"{flag} {final} already holds files the package did not write (no {MARKER}): it is never "
+                         f"replaced; nothing was written, give a new or empty folder for {flag}")
+    if marker["kind"] != kind:
+        raise ValueError(f"{flag} {final} holds a {marker['kind']} the package wrote, not a {kind}: it is not replaced "
+                         f"by one; nothing was written, give another folder for {flag}")
+    extra = sorted(set(_files(path)) - set(marker["files"]) - {MARKER})
+    if extra:
+        listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
+        raise ValueError(f"{flag} {final} holds files the package did not write there ({listed}); they would be lost "
+                         f"with the folder, so it is not replaced: move them, or give another folder for {flag}")
 
 
 @contextmanager
-def staged_folder(final: str | os.PathLike, *, prefix: str, mode: int | None = None) -> Iterator[Path]:
+def replace_folder(final: str | os.PathLike, *, kind: str, flag: str = "--out", mode: int | None = 0o755,
+                   legacy: Sequence[str] = (), owned: bool = False) -> Iterator[Path]:
     """A new temporary folder beside ``final`` to write into; when the block ends without an
-    error it replaces ``final`` (a folder left there before is removed first) by one rename, and
-    otherwise it is removed, so a reader never sees half a folder.  ``mode``: permissions of the
-    new folder (``tempfile.mkdtemp`` makes it private, 0o700)."""
-    final = Path(final)
+    error it gets the marker of ``kind`` (with every file written) and takes ``final``'s place by
+    renaming (the old folder is renamed aside first and removed only once the new one is in
+    place); otherwise it is removed and ``final`` is untouched.  :func:`check_replaceable` runs
+    first.  ``mode``: permissions of the new folder."""
+    check_replaceable(final, kind=kind, flag=flag, legacy=legacy, owned=owned)
+    final = Path(final).expanduser()
     final.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=prefix, dir=final.parent))
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-new-", dir=final.parent))
+    aside: Path | None = None
     if mode is not None:
         os.chmod(tmp, mode)
     try:
         yield tmp
+        (tmp / MARKER).write_text(json.dumps({"written_by": "contstim-bench", "kind": kind, "files": _files(tmp)},
+                                             indent=1) + "\n", encoding="utf-8")
+        check_replaceable(final, kind=kind, flag=flag, legacy=legacy, owned=owned)  # nothing changed meanwhile
         if final.exists():
-            shutil.rmtree(final)
+            aside = Path(tempfile.mkdtemp(prefix=f".{final.name}-old-", dir=final.parent))
+            os.replace(final, aside / "old")
         os.replace(tmp, final)
+    except BaseException:
+        if aside is not None and (aside / "old").exists() and not final.exists():
+            os.replace(aside / "old", final)  # put the old folder back
+        raise
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
+
+

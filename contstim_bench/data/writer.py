@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from ..staging import staged_folder
+from ..staging import replace_folder
 
 FINGERPRINT_FILE = "fingerprint.json"
 
@@ -207,8 +207,10 @@ def _card(spec: DatasetSpec, files: dict[tuple[str, str], str], fingerprint: str
     return "\n".join(lines)
 
 
-def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike) -> Path:
-    """Write ``spec`` to ``out_dir/<name>`` atomically (a temporary folder renamed into place).
+def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike, flag: str = "--out") -> Path:
+    """Write ``spec`` to ``out_dir/<name>`` atomically (a temporary folder renamed into place;
+    :func:`contstim_bench.staging.replace_folder`: an existing folder there is replaced only if it
+    is a dataset the package wrote, and ValueError naming ``flag`` otherwise).
 
     Returns the dataset folder.  Column documentation must cover every column of every split:
     a missing or extra entry raises ValueError naming it (cards never go stale silently).
@@ -226,7 +228,8 @@ def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike) -> Path:
                         f"undocumented columns {missing}, documented but absent {extra}"
                     )
     final = out_dir / spec.name
-    with staged_folder(final, prefix=f".{spec.name}-") as tmp:
+    # a dataset folder written by an earlier version has its fingerprint.json, no marker
+    with replace_folder(final, kind="dataset", flag=flag, mode=None, legacy=(FINGERPRINT_FILE,)) as tmp:
         files: dict[tuple[str, str], str] = {}
         tables: dict[str, str] = {}
         file_sha256: dict[str, str] = {}

@@ -19,10 +19,12 @@ import os
 from pathlib import Path
 
 from .._version import __version__
-from ..staging import staged_folder
+from ..staging import check_replaceable, replace_folder
 from .metrics import FIELDS, task_metrics
 
 MARKER = ".contstim-lm-eval-tasks"
+"""How task folders written before the package's output marker (:data:`contstim_bench.staging.MARKER`) are recognised."""
+TASK_FOLDER_KIND = "lm-eval task folder"
 """A file in every folder :func:`write_task_folder` writes: only such a folder is replaced."""
 
 GROUP = "contstim"
@@ -134,16 +136,14 @@ def write_task_folder(out: str | os.PathLike | None = None, datasets_dir: str | 
     from ..study import EXPERIMENTS
 
     folder = Path(out) if out is not None else default_task_folder()
-    if folder.exists() and (not folder.is_dir() or (any(folder.iterdir()) and not (folder / MARKER).is_file())):
-        raise ValueError(f"{folder} exists and is not a task folder written by `contstim lm-eval tasks`: "
-                         "give a new or empty folder with --out")
+    check_replaceable(folder, kind=TASK_FOLDER_KIND, legacy=(MARKER,))  # before any work
     datasets = Path(datasets_dir if datasets_dir is not None else default_datasets_dir()).resolve()
     found = present_benchmarks(datasets, log)
     if not found:
         raise FileNotFoundError(f"no experiment or round has data in {datasets}: build the datasets with "
                                 "`contstim data build --only contstim`")
     tasks = {b: (version, task_metrics(conds)) for b, (version, conds) in found.items()}
-    with staged_folder(folder, prefix=".lm-eval-tasks-", mode=0o755) as tmp:
+    with replace_folder(folder, kind=TASK_FOLDER_KIND, mode=0o755, legacy=(MARKER,)) as tmp:
         for benchmark, (version, metrics) in tasks.items():
             # the paper's experiments are read from the contstim dataset; a round records its own
             fp = dataset_fingerprint("contstim", datasets) if benchmark.removeprefix("contstim.") in EXPERIMENTS \
@@ -155,5 +155,4 @@ def write_task_folder(out: str | os.PathLike | None = None, datasets_dir: str | 
         group += [f"  - {n}" for n in names] + ["metadata:", f"  version: {TASK_VERSION}"]
         (tmp / f"{GROUP}.yaml").write_text("\n".join(group) + "\n", encoding="utf-8")
         (tmp / "utils.py").write_text(_utils_py(tasks, str(datasets)), encoding="utf-8")
-        (tmp / MARKER).write_text(f"contstim-bench {__version__}\n", encoding="utf-8")
     return folder, names

@@ -31,7 +31,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..staging import staged_folder
+from ..staging import replace_folder
 
 ENV_MODELS = "CONTSTIM_MODELS"
 CONVERSION = "c3"
@@ -301,7 +301,7 @@ def model_dir(name: str, *, progress: bool = True) -> Path:
     with FileLock(str(root / f".{final.name}.lock")):
         if _complete(final):  # another process converted it while this one waited
             return final
-        with staged_folder(final, prefix=f".{model.name}-", mode=0o755) as tmp:
+        with replace_folder(final, kind="converted model", mode=0o755, owned=True) as tmp:
             (_convert_in_child if _distributed() else _convert)(model, gguf, tmp, progress)
             missing = _model_files_missing(tmp)
             if missing:
