@@ -42,6 +42,7 @@ class TrialCodes:
     chose_second: np.ndarray  # bool per row
     pair: np.ndarray  # int64 code of the row's pair_id
     unit: Labels  # the unit of each row (participant or group id, as a string)
+    pair_labels: Labels  # the row's pair_id as Labels: the units of a by-item test
 
 
 def trial_codes(prepared: PreparedTrials) -> TrialCodes:
@@ -51,6 +52,7 @@ def trial_codes(prepared: PreparedTrials) -> TrialCodes:
         chose_second=frame["chose_second"].to_numpy(dtype=bool),
         pair=np.asarray(pair, dtype=np.int64),
         unit=labels(frame[prepared.unit]),
+        pair_labels=labels(frame["pair_id"]),
     )
 
 

@@ -34,7 +34,10 @@ same trials, those where the two models prefer different sentences, ``selection`
 share of those trials on which the participant chose this model's sentence; None when the models
 never disagree), ``share_by_unit``, ``p`` (two-sided Wilcoxon of the shares against 0.5), ``p_bh``
 (``head_to_head`` family), ``better`` (the model whose sentences people chose more often,
-``"tie"``, or None when not separable) and ``significant``;
+``"tie"``, or None when not separable) and ``significant``; the same disagreement trials tested by
+item (sentence pairs as units, F2): ``share_items`` (mean over the ``n_pairs`` pairs of the share
+of its participants who chose this model's sentence), ``p_items``, ``p_items_bh``
+(``head_to_head_by_item`` family) and ``significant_items`` (null likewise);
 
 ``comparisons`` with the other models whose per-unit scores compare like for like
 (:func:`.panel.comparison_basis`): ``basis`` (``same_trials`` or ``own_selection``, the paper's
@@ -44,8 +47,9 @@ model minus the other, mean over shared units), Wilcoxon ``*_p``, adjusted ``*_p
 (``model_vs_model`` family), ``*_better`` (the name with the higher mean, or ``"tie"``) and
 ``*_significant`` (adjusted p < .05);
 
-``bh_families``: for ``p_vs_lower_ceiling``, ``comparisons`` and ``head_to_head``, the family
-their adjusted p-values belong to and its size (see :mod:`.panel`).
+``bh_families``: for ``p_vs_lower_ceiling``, ``comparisons``, ``head_to_head`` and
+``head_to_head_by_item``, the family their adjusted p-values belong to and its size (see
+:mod:`.panel`).
 """
 from __future__ import annotations
 
@@ -60,6 +64,7 @@ from .ranking import degenerate_reason
 from .panel import (
     FAMILY_CEILING,
     FAMILY_HEAD_TO_HEAD,
+    FAMILY_HEAD_TO_HEAD_ITEMS,
     FAMILY_MODELS,
     MEASURES,
     CeilingScores,
@@ -155,6 +160,8 @@ def _head_to_head(panel: ConditionPanel, name: str) -> dict[str, dict]:
         match, q, swapped = panel.match(name, other)
         shares = 1.0 - match.share_by_unit if swapped else match.share_by_unit
         share = _mean(shares) if len(shares) else None
+        items = 1.0 - match.share_by_item if swapped else match.share_by_item
+        q_items = panel.items_q(name, other)
         out[other] = {
             "selection": match.selection,
             "n_pairs_selected": match.n_pairs_selected,
@@ -166,6 +173,10 @@ def _head_to_head(panel: ConditionPanel, name: str) -> dict[str, dict]:
             "p_bh": q,
             "better": None if share is None else better(share - 0.5, name, other),
             "significant": is_significant(q),
+            "share_items": _mean(items) if len(items) else None,
+            "p_items": match.p_items,
+            "p_items_bh": q_items,
+            "significant_items": is_significant(q_items),
         }
     return out
 
@@ -181,6 +192,7 @@ def _entry(panel: ConditionPanel, name: str, degenerate: Mapping[str, str | None
         "p_vs_lower_ceiling": {"family": FAMILY_CEILING, "size": sizes[FAMILY_CEILING]},
         "comparisons": {"family": FAMILY_MODELS, "size": sizes[FAMILY_MODELS]},
         "head_to_head": {"family": FAMILY_HEAD_TO_HEAD, "size": sizes[FAMILY_HEAD_TO_HEAD]},
+        "head_to_head_by_item": {"family": FAMILY_HEAD_TO_HEAD_ITEMS, "size": sizes[FAMILY_HEAD_TO_HEAD_ITEMS]},
     }
     return entry
 

@@ -12,7 +12,15 @@
    which the participant chose A's sentence; their mean over units is ``share``;
 4. a two-sided Wilcoxon signed-rank test of the per-unit shares against 0.5 across units
    (``zero_method="zsplit"``, as every test of the package; the differences from 0.5 are
-   rounded to 12 decimals so that the test of A vs B and of B vs A is the same test).
+   rounded to 12 decimals so that the test of A vs B and of B vs A is the same test:
+   :func:`share_p_values`).
+
+**By participants and by items.** Step 3-4 above is the paper's test, by participant (or
+participant group): psycholinguistics' F1.  The same disagreement rows are also tested **by item**
+(F2): per sentence pair, the share of the participants who saw it that chose A's sentence, and the
+same Wilcoxon test of the per-item shares against 0.5 across sentence pairs (``share_items``,
+``p_items``; its own Benjamini-Hochberg family in a panel).  A round planned by
+:mod:`.power` is sized for either test or both.
 
 Both models are judged on exactly the same trials, so the comparison is like for like, whatever
 trials each model is evaluated on alone.  When the models never disagree there is nothing to
@@ -26,13 +34,13 @@ pair orientation of :func:`contstim_bench.analysis.trials.prepare_trials`.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from .codes import TrialCodes, group_means, n_distinct
-from .inference import wilcoxon_p
+from .inference import wilcoxon_p_rows
 from .selection import Condition, TrialMasks, as_masks
 
 CHANCE = 0.5
@@ -57,10 +65,17 @@ class HeadToHead:
     share_by_unit: pd.Series
     p: float | None
     share_pooled: float | None = None  # over all disagreement rows at once (the authors' Fig. S4)
+    share_by_item: pd.Series = field(default_factory=lambda: pd.Series(dtype=np.float64))  # per sentence pair
+    p_items: float | None = None  # the by-item (F2) Wilcoxon of the per-pair shares against 0.5
 
     @property
     def share(self) -> float | None:
         return float(self.share_by_unit.mean()) if len(self.share_by_unit) else None
+
+    @property
+    def share_items(self) -> float | None:
+        """Mean over the sentence pairs of disagreement of the per-pair share for A (None without any)."""
+        return float(self.share_by_item.mean()) if len(self.share_by_item) else None
 
     @property
     def separable(self) -> bool:
@@ -84,6 +99,36 @@ def pair_selection(frame: pd.DataFrame | TrialMasks, a: str, b: str, cond: Condi
     return base, "all"
 
 
+def share_p_values(shares) -> np.ndarray:
+    """The head-to-head test of each row of per-unit shares (shape ``(rows, units)``; NaN marks a
+    unit absent from that row, e.g. a simulated participant excluded by the catch trials):
+    two-sided Wilcoxon of the shares against 0.5 across the units present
+    (:func:`.inference.wilcoxon_p_rows`, the differences rounded to 12 decimals); NaN for a row
+    with no unit.  The one test of a head-to-head, by participant and by item, on the real trials
+    (:func:`head_to_head`) and on a planned round's simulated ones (:mod:`.power`)."""
+    shares = np.atleast_2d(np.asarray(shares, dtype=np.float64))
+    present = ~np.isnan(shares)
+    counts = present.sum(axis=1)
+    out = np.full(len(shares), np.nan)
+    for n in np.unique(counts[counts > 0]):
+        rows = np.flatnonzero(counts == n)
+        # the present values of each row, in their order
+        values = shares[rows][present[rows]].reshape(len(rows), n)
+        out[rows] = wilcoxon_p_rows(np.round(values - CHANCE, 12))
+    return out
+
+
+def disagreement(trials: TrialCodes, log_ratio_a: np.ndarray, log_ratio_b: np.ndarray,
+                 mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(rows of ``mask`` on which the two models prefer different sentences, and on those rows in
+    order whether the participant chose A's sentence): the observations of a head-to-head, which
+    :func:`head_to_head` tests and :func:`.participant_model.estimate` models."""
+    lr_a = np.asarray(log_ratio_a, dtype=np.float64)
+    lr_b = np.asarray(log_ratio_b, dtype=np.float64)
+    rows = mask & (np.sign(lr_a) * np.sign(lr_b) < 0)
+    return rows, trials.chose_second[rows] == (lr_a[rows] > 0)
+
+
 def head_to_head(
     trials: TrialCodes,
     log_ratio_a: np.ndarray,
@@ -91,31 +136,29 @@ def head_to_head(
     mask: np.ndarray,
     selection: str,
 ) -> HeadToHead:
-    """Model A vs model B on the rows of ``mask`` (see the module docstring).
+    """Model A vs model B on the rows of ``mask`` (see the module docstring), by unit and by item.
 
     ``trials`` are the codes of a prepared trials frame (:func:`.codes.trial_codes`: choices,
     pairs and units per row), and the two log-ratios are aligned with its rows.
     """
-    lr_a = np.asarray(log_ratio_a, dtype=np.float64)
-    lr_b = np.asarray(log_ratio_b, dtype=np.float64)
-    disagree = mask & (np.sign(lr_a) * np.sign(lr_b) < 0)
+    disagree, chose_a = disagreement(trials, log_ratio_a, log_ratio_b, mask)
     n_selected = n_distinct(trials.pair, mask)
     if not disagree.any():
         return HeadToHead(selection, n_selected, 0, 0, pd.Series(dtype=np.float64), None)
-    chose_a = trials.chose_second[disagree] == (lr_a[disagree] > 0)
-    shares = group_means(chose_a.astype(np.float64), trials.unit, disagree)
-    # rounded so that A vs B and B vs A (shares x and 1 - x) give exactly opposite differences,
-    # hence the same ranks, ties and p-value
-    above_chance = np.round(shares.to_numpy() - CHANCE, 12)
-    p = wilcoxon_p(above_chance, np.zeros(len(shares)))
+    chose = chose_a.astype(np.float64)
+    shares = group_means(chose, trials.unit, disagree)
+    by_item = group_means(chose, trials.pair_labels, disagree)
+    p_unit, p_item = (float(share_p_values(s.to_numpy()[None, :])[0]) for s in (shares, by_item))
     return HeadToHead(
         selection=selection,
         n_pairs_selected=n_selected,
         n_trials=int(disagree.sum()),
         n_pairs=n_distinct(trials.pair, disagree),
         share_by_unit=shares,
-        p=p,
+        p=p_unit,
         share_pooled=float(chose_a.mean()),
+        share_by_item=by_item,
+        p_items=p_item,
     )
 
 

@@ -15,6 +15,9 @@ the three Benjamini-Hochberg families of the Methods, each adjusted separately, 
   sets, and a head-to-head decides instead;
 - ``head_to_head``: every pair of models on the trials where they disagree
   (:mod:`contstim_bench.analysis.head_to_head`, Fig. S4), for the pairs that disagree at all.
+
+Beside the paper's three, the head-to-heads tested by item (sentence pairs as units, F2) form a
+fourth family, ``head_to_head_by_item``, of the same pairs.
 """
 from __future__ import annotations
 
@@ -37,7 +40,8 @@ MEASURES = ("accuracy", "srcs")
 FAMILY_CEILING = "model_vs_lower_ceiling"
 FAMILY_MODELS = "model_vs_model"
 FAMILY_HEAD_TO_HEAD = "head_to_head"
-FAMILIES = (FAMILY_CEILING, FAMILY_MODELS, FAMILY_HEAD_TO_HEAD)
+FAMILY_HEAD_TO_HEAD_ITEMS = "head_to_head_by_item"
+FAMILIES = (FAMILY_CEILING, FAMILY_MODELS, FAMILY_HEAD_TO_HEAD, FAMILY_HEAD_TO_HEAD_ITEMS)
 """The Benjamini-Hochberg families of a panel (each adjusted on its own, per measure)."""
 
 
@@ -157,6 +161,7 @@ class ConditionPanel:
     comparisons: dict[tuple[str, str], Comparison]  # like-for-like pairs only, (a, b) in names order
     head_to_head: dict[tuple[str, str], HeadToHead]  # every pair, (a, b) in names order
     head_to_head_p_bh: dict[tuple[str, str], float | None]
+    head_to_head_items_p_bh: dict[tuple[str, str], float | None] = field(default_factory=dict)
 
     def family_sizes(self) -> dict[str, int]:
         """Number of tests in each family (per measure for the first two)."""
@@ -164,6 +169,7 @@ class ConditionPanel:
             FAMILY_CEILING: len(self.names),
             FAMILY_MODELS: len(self.comparisons),
             FAMILY_HEAD_TO_HEAD: sum(h.p is not None for h in self.head_to_head.values()),
+            FAMILY_HEAD_TO_HEAD_ITEMS: sum(h.p_items is not None for h in self.head_to_head.values()),
         }
 
     def comparison(self, a: str, b: str) -> tuple[Comparison, bool] | None:
@@ -179,6 +185,10 @@ class ConditionPanel:
         if (a, b) in self.head_to_head:
             return self.head_to_head[(a, b)], self.head_to_head_p_bh[(a, b)], False
         return self.head_to_head[(b, a)], self.head_to_head_p_bh[(b, a)], True
+
+    def items_q(self, a: str, b: str) -> float | None:
+        """The BH-adjusted p of the by-item test of ``a`` and ``b`` (``head_to_head_by_item`` family)."""
+        return self.head_to_head_items_p_bh.get((a, b), self.head_to_head_items_p_bh.get((b, a)))
 
 
 def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.ndarray], *,
@@ -232,6 +242,8 @@ def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.nda
         matches[(a, b)] = head_to_head(ev.codes, log_ratios[a], log_ratios[b], mask, sel)
     tested = [k for k, h in matches.items() if h.p is not None]
     adjusted = dict(zip(tested, (float(q) for q in bh_adjust([matches[k].p for k in tested]))))
+    by_item = [k for k, h in matches.items() if h.p_items is not None]
+    adjusted_items = dict(zip(by_item, (float(q) for q in bh_adjust([matches[k].p_items for k in by_item]))))
     return ConditionPanel(
         condition=cond,
         unit=ev.prepared.unit,
@@ -243,6 +255,7 @@ def condition_panel(ev: Evaluator, cond: Condition, log_ratios: dict[str, np.nda
         comparisons=comparisons,
         head_to_head=matches,
         head_to_head_p_bh={k: adjusted.get(k) for k in matches},
+        head_to_head_items_p_bh={k: adjusted_items.get(k) for k in matches},
     )
 
 

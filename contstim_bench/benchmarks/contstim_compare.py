@@ -13,7 +13,9 @@ for every condition of an experiment:
   the per-unit shares against 0.5, ``p_bh`` adjusted over the model pairs of the condition (the
   ``head_to_head`` family), ``n_pairs``/``n_trials`` of disagreement and ``n_pairs_selected``;
   ``share_pooled`` is the share over all disagreement trials at once, as the authors' code draws
-  Fig. S4;
+  Fig. S4; the same trials tested by item (sentence pairs as units): ``share_items``,
+  ``share_by_item`` (pair id -> share), ``p_items`` and ``p_items_bh`` (the
+  ``head_to_head_by_item`` family, ``bh_family_size_items``);
   the matrix is antisymmetric (``share[b][a] = 1 - share[a][b]``);
 - ``agreement[a][b]``: the share of the condition's distinct pairs that ``a`` and ``b`` rank the
   same way (Fig. S3).
@@ -117,6 +119,7 @@ def compare_logprobs(
                 match, q, swapped = panel.match(a, b)
                 shares = 1.0 - match.share_by_unit if swapped else match.share_by_unit
                 share = float(shares.mean()) if len(shares) else None
+                items = 1.0 - match.share_by_item if swapped else match.share_by_item
                 matches[a][b] = {
                     "selection": match.selection,
                     "n_pairs_selected": match.n_pairs_selected,
@@ -128,6 +131,10 @@ def compare_logprobs(
                     "share_by_unit": {str(k): float(v) for k, v in shares.items()},
                     "p": match.p,
                     "p_bh": q,
+                    "share_items": float(items.mean()) if len(items) else None,
+                    "share_by_item": {str(k): float(v) for k, v in items.items()},
+                    "p_items": match.p_items,
+                    "p_items_bh": panel.items_q(a, b),
                 }
                 value, n_pairs = agreement(prepared.frame, ratios[a], ratios[b], mask)
                 agree[a][b] = {"share": value, "n_pairs": n_pairs}
@@ -136,6 +143,7 @@ def compare_logprobs(
             "n_units": int(prepared.frame[prepared.unit].nunique()),
             "n_pairs": int(prepared.frame["pair_id"][mask].nunique()),
             "bh_family_size": panel.family_sizes()["head_to_head"],
+            "bh_family_size_items": panel.family_sizes()["head_to_head_by_item"],
             "head_to_head": matches,
             "agreement": agree,
         }

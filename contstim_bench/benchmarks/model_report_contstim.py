@@ -86,7 +86,8 @@ def versus_rows(entries: dict, name: str) -> list[dict]:
                        "this model better" if h["better"] == name else "other model better")
             rows.append({"condition": cond, "other model": other, "selection": h["selection"],
                          "pairs disagreeing": f"{h['n_pairs']} of {h['n_pairs_selected']}", "trials": h["n_trials"],
-                         "share for this model": h["share"], "q (BH)": p_text(h["p_bh"]), "verdict": verdict})
+                         "share for this model": h["share"], "q (BH)": p_text(h["p_bh"]), "verdict": verdict,
+                         "share by item": h["share_items"], "q by item (BH)": p_text(h["p_items_bh"])})
     return rows
 
 

@@ -48,7 +48,8 @@ def _head_to_head_line(other: str, h: dict, name: str) -> str:
                 "not separable on this data")
     return (
         f"{head} disagree on {h['n_pairs']:>4} of {h['n_pairs_selected']:>4} pairs ({h['n_trials']:>5} trials): "
-        f"share {h['share']:.3f} q={p_text(h['p_bh']):>7} {_winner(h['better'], name, h['significant'])}"
+        f"share {h['share']:.3f} q={p_text(h['p_bh']):>7} {_winner(h['better'], name, h['significant']):<10}"
+        f"by item {h['share_items']:.3f} q={p_text(h['p_items_bh']):>7}{'*' if h['significant_items'] else ''}"
     )
 
 
@@ -56,7 +57,9 @@ VERSUS_LEGEND = (
     "vs reference models: the head-to-head on the same trials decides which model is better: on the pairs\n"
     "  where the two models prefer different sentences, share = how often participants chose {name}'s\n"
     "  sentence (mean over units; 0.5 = no difference), q = BH-adjusted two-sided Wilcoxon of the shares vs 0.5\n"
-    "  over the model pairs of the condition. Per-unit scores are compared only like for like: on the same\n"
+    "  over the model pairs of the condition; by item: the same test with the sentence pairs as units (F2: per\n"
+    "  pair, the share of its participants who chose {name}'s sentence; BH over the pairs tested by item).\n"
+    "  Per-unit scores are compared only like for like: on the same\n"
     "  trials, or each model on the trials that target it (own selection, as the paper's Fig. 1b/3a);\n"
     "  delta = model - reference. * = q < .05"
 )
@@ -145,6 +148,10 @@ def summary_table(result: dict) -> str:
         versus = [line for key, e in conds.items() for line in _versus_lines(exp, key, e, name)]
         if versus:
             lines += ["", VERSUS_LEGEND.format(name=name)] + versus
+    if result.get("plan_check"):
+        from .plan_text import plan_check_lines
+
+        lines += plan_check_lines(result["plan_check"])
     skipped = result.get("skipped_experiments")
     if skipped:
         lines += [""] + [f"experiment {exp} not evaluated: {short_reason(why)} (details in the result file)"

@@ -38,7 +38,8 @@ NOT_SEPARABLE = "no disagreement: not separable on this data"
 
 
 def head_to_head_table(comparison: dict, condition: str) -> str:
-    """The head-to-head matrix of one condition as text (rows: model 1; see the module docstring)."""
+    """The head-to-head matrix of one condition as text (rows: model 1; see the module docstring),
+    by unit (the paper's test) and then by item (sentence pairs as units)."""
     block = comparison["conditions"][condition]
     order = model_order(block)
     width = max(8, *(len(m) for m in order))
@@ -52,20 +53,29 @@ def head_to_head_table(comparison: dict, condition: str) -> str:
         (f"  * q < .05, ** q < .01, *** q < .001: two-sided Wilcoxon of the per-{block['unit']} shares vs 0.5, "
          f"BH over the {n_fam} model pairs that disagree" if n_fam else
          "  no two models disagree on any pair of this condition"),
-        " " * (width + 1) + "".join(f"{m[:cell - 1]:>{cell}}" for m in order),
     ]
+    lines += _share_matrix(block, order, width, cell, "share", "p_bh")
+    if n_fam:
+        lines += [f"  by item: the mean over those pairs of each pair's share, * from the Wilcoxon of the per-pair "
+                  f"shares vs 0.5 (BH over {block['bh_family_size_items']})"]
+        lines += _share_matrix(block, order, width, cell, "share_items", "p_items_bh")
+    return "\n".join(lines)
+
+
+def _share_matrix(block: dict, order: list[str], width: int, cell: int, share: str, q: str) -> list[str]:
+    lines = [" " * (width + 1) + "".join(f"{m[:cell - 1]:>{cell}}" for m in order)]
     for a in order:
         cells = []
         for b in order:
             c = None if a == b else block["head_to_head"][a][b]
             if c is None:
                 cells.append(" " * cell)
-            elif c["share"] is None:
+            elif c[share] is None:
                 cells.append(f"{'-':>{cell}}")
             else:
-                cells.append(f"{c['share']:.2f}{stars(c['p_bh']):<3} ({c['n_pairs']})".rjust(cell))
+                cells.append(f"{c[share]:.2f}{stars(c[q]):<3} ({c['n_pairs']})".rjust(cell))
         lines.append(f"{a:<{width}} " + "".join(cells))
-    return "\n".join(lines)
+    return lines
 
 
 def _matrix(block: dict, order: list[str], key: str, value: str = "share") -> np.ndarray:
@@ -163,7 +173,7 @@ def _long_rows(comparison: dict, key: str) -> list[dict]:
         for a, others in block[key].items():
             for b, c in others.items():
                 row = {"condition": cond, "model": a, "other": b}
-                row.update({k: v for k, v in c.items() if k != "share_by_unit"})
+                row.update({k: v for k, v in c.items() if k not in ("share_by_unit", "share_by_item")})
                 rows.append(row)
     return rows
 

@@ -15,6 +15,7 @@ from .io import (
     default_plots_dir,
     load_file,
     parse_json,
+    read_plan,
     read_result,
     write_result,
 )
@@ -22,6 +23,6 @@ from .schema import FORMAT, FORMAT_VERSION, FORMATS, SUPPORTED_FORMAT_VERSIONS, 
 
 __all__ = [
     "FORMAT", "FORMATS", "FORMAT_VERSION", "MAX_BYTES", "MAX_DEPTH", "SUPPORTED_FORMAT_VERSIONS",
-    "ValidationError", "default_output", "default_plots_dir", "load_file", "parse_json", "read_result",
+    "ValidationError", "default_output", "default_plots_dir", "load_file", "parse_json", "read_plan", "read_result",
     "validate_result", "write_result",
 ]

@@ -5,7 +5,9 @@ validator (:func:`.schema.validate_result` dispatches here by ``format``):
   :mod:`contstim_bench.benchmarks.plausibility_glmm`): the Appendix D GLMM of Kauf et al. (2024)
   over several plausibility results;
 - ``contstim-bench-comparison`` (``contstim compare``, ``comparison.json``,
-  :mod:`contstim_bench.benchmarks.contstim_compare`): head-to-head and agreement matrices.
+  :mod:`contstim_bench.benchmarks.contstim_compare`): head-to-head and agreement matrices;
+- ``contstim-bench-plan`` (``contstim round plan``, ``plan.json``, :mod:`.plan_file`): a planned
+  round, its power and its hypotheses.
 
 Each carries ``format``, ``format_version`` and ``provenance``
 (:func:`contstim_bench.provenance.provenance`).  These are not results of a benchmark: a
@@ -18,11 +20,12 @@ from collections.abc import Callable
 from ..analysis.accuracy import TIES
 from ..analysis.selection import CONDITION_KEYS
 from .checks import Problems, check_provenance, check_range, field, is_int, is_num, typename
+from .plan_file import PLAN_FORMAT, PLAN_FORMAT_VERSION, plan_problems
 
 GLMM_FORMAT = "contstim-bench-plausibility-glmm"
 GLMM_FORMAT_VERSION = 1
 COMPARISON_FORMAT = "contstim-bench-comparison"
-COMPARISON_FORMAT_VERSION = 1
+COMPARISON_FORMAT_VERSION = 2  # 2: every head-to-head also by item (share_items, share_by_item, p_items, p_items_bh)
 UNITS = ("participant", "group")
 
 
@@ -133,12 +136,13 @@ def comparison_problems(doc: dict, problems: Problems) -> None:
         field(cell, "selection", str, cp, problems)
         for key in ("n_pairs_selected", "n_trials", "n_pairs"):
             field(cell, key, "int", cp, problems)
-        for key in ("share", "share_pooled", "p", "p_bh"):
+        for key in ("share", "share_pooled", "p", "p_bh", "share_items", "p_items", "p_items_bh"):
             _number_or_null(cell, key, cp, problems, 0.0, 1.0)
-        shares = field(cell, "share_by_unit", dict, cp, problems)
-        for unit, v in (shares or {}).items():
-            if problems.check(is_num(v), f"{cp}.share_by_unit.{unit}", f"expected a finite number, got {typename(v)}"):
-                check_range(v, 0.0, 1.0, f"{cp}.share_by_unit.{unit}", problems)
+        for by in ("share_by_unit", "share_by_item"):
+            shares = field(cell, by, dict, cp, problems)
+            for unit, v in (shares or {}).items():
+                if problems.check(is_num(v), f"{cp}.{by}.{unit}", f"expected a finite number, got {typename(v)}"):
+                    check_range(v, 0.0, 1.0, f"{cp}.{by}.{unit}", problems)
 
     def agreement(cell: dict, cp: str) -> None:
         _number_or_null(cell, "share", cp, problems, 0.0, 1.0)
@@ -154,7 +158,7 @@ def comparison_problems(doc: dict, problems: Problems) -> None:
         unit = field(block, "unit", str, cp, problems)
         if unit is not None:
             problems.check(unit in UNITS, f"{cp}.unit", f"{unit!r} is not one of {', '.join(UNITS)}")
-        for k in ("n_units", "n_pairs", "bh_family_size"):
+        for k in ("n_units", "n_pairs", "bh_family_size", "bh_family_size_items"):
             field(block, k, "int", cp, problems)
         for k, check in (("head_to_head", head_to_head), ("agreement", agreement)):
             if k in block:
@@ -167,6 +171,7 @@ def comparison_problems(doc: dict, problems: Problems) -> None:
 FILE_FORMATS: dict[str, dict] = {
     GLMM_FORMAT: {"versions": (GLMM_FORMAT_VERSION,), "check": glmm_problems},
     COMPARISON_FORMAT: {"versions": (COMPARISON_FORMAT_VERSION,), "check": comparison_problems},
+    PLAN_FORMAT: {"versions": (PLAN_FORMAT_VERSION,), "check": plan_problems},
 }
 """The files other than benchmark results: format -> supported versions and checker."""
 

@@ -203,3 +203,25 @@ def default_plots_dir(output: str | os.PathLike) -> Path:
     """Plots folder next to the result file: ``<output stem>_plots``."""
     output = Path(output)
     return output.with_name(f"{output.stem}_plots")
+
+
+def read_plan(source: str | os.PathLike) -> dict:
+    """Read and check a round plan (``plan.json`` of ``contstim round plan``, or the folder holding
+    one: :mod:`.plan_file`); FileNotFoundError and ValueError name the file and the problem."""
+    from .plan_file import PLAN_FILE, PLAN_FORMAT
+
+    path = Path(source).expanduser()
+    path = path / PLAN_FILE if path.is_dir() else path
+    if not path.is_file():
+        raise FileNotFoundError(f"{source}: no {PLAN_FILE} here; write one with `contstim round plan --out DIR`")
+    try:
+        doc = load_file(path)
+    except ValidationError as exc:
+        raise ValueError(f"plan {path} is not valid JSON: {'; '.join(exc.problems)}") from None
+    if doc.get("format") != PLAN_FORMAT:
+        raise ValueError(f"{path} is not a plan of `contstim round plan` (format {doc.get('format')!r})")
+    try:
+        validate_result(doc)
+    except ValueError as exc:
+        raise ValueError(f"plan {path}: {exc}") from None
+    return doc

@@ -20,7 +20,7 @@ from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accur
 The contstim result in detail (``format_version`` is the schema version)::
 
         {
-          "format": "contstim-bench-result", "format_version": 4,
+          "format": "contstim-bench-result", "format_version": 5,
           "model": {"spec", "name", "method", "fingerprint", "dtype", "device", ...},  # scorer.describe()
           "benchmark": {"dataset": "contstim", "dataset_fingerprint", "package_version"},
           "analysis": {"ties": "half"},                                  # conventions used
@@ -61,14 +61,16 @@ from .checks import Problems as _Problems, check_provenance, check_range as _che
 from .checks import is_num as _is_num, typename as _typename
 
 FORMAT = "contstim-bench-result"
-FORMAT_VERSION = 4
-"""Version 4 (``accuracy_stderr`` and ``srcs_stderr`` in every model block: the standard error
+FORMAT_VERSION = 5
+"""Version 5 (every head-to-head also tested by item, sentence pairs as units: ``share_items``,
+``p_items``, ``p_items_bh``, ``significant_items`` and the ``head_to_head_by_item`` family in
+``bh_families``).  Version 4 (``accuracy_stderr`` and ``srcs_stderr`` in every model block: the standard error
 across units, :func:`contstim_bench.analysis.inference.standard_error`).  Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
 presented position is never ranked).  Version 2 added head-to-head comparisons, the paper's
 separate test families and ``analysis.ties``; version-1 files adjusted every p of a condition in
 one family and compared models on different trial sets.  An older file is not read as the
 current version: re-evaluate the model (its scores come from the score cache)."""
-SUPPORTED_FORMAT_VERSIONS = (4,)
+SUPPORTED_FORMAT_VERSIONS = (5,)
 FORMATS: dict[str, dict] = {
     FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
              "sections": ("experiments", "logprobs")},
@@ -86,7 +88,7 @@ SELECTIONS = ("targeted", "targeted_accept", "targeted_reject", "all")
 HEAD_TO_HEAD_SELECTIONS = ("targeted_both", "all")
 BASES = ("same_trials", "own_selection")
 FAMILY_OF = {"p_vs_lower_ceiling": "model_vs_lower_ceiling", "comparisons": "model_vs_model",
-             "head_to_head": "head_to_head"}
+             "head_to_head": "head_to_head", "head_to_head_by_item": "head_to_head_by_item"}
 UNITS = ("participant", "group")
 MAX_PROBLEMS = 10
 
@@ -213,7 +215,7 @@ def _check_head_to_head(matches: dict, model_name, path: str, problems: _Problem
         _field(h, "n_pairs", "int", hpath, problems)
         _field(h, "n_pairs_selected", "int", hpath, problems)
         _field(h, "share_by_unit", dict, hpath, problems)
-        for key in ("share", "p", "p_bh"):
+        for key in ("share", "p", "p_bh", "share_items", "p_items", "p_items_bh"):
             if key not in h:
                 problems.append(f"{hpath}.{key}: missing")
                 continue
@@ -227,10 +229,12 @@ def _check_head_to_head(matches: dict, model_name, path: str, problems: _Problem
         better = h.get("better")
         problems.check(better in (model_name, other, "tie") if n else better is None, f"{hpath}.better",
                        f"{better!r} is neither the model, the other model, 'tie' nor null without disagreement")
-        sig = _field(h, "significant", bool, hpath, problems)
-        q = h.get("p_bh")
-        if sig is not None:
-            problems.check(sig == (_is_num(q) and q < ALPHA), f"{hpath}.significant", f"{sig} does not match p_bh = {q}")
+        for sig_key, q_key in (("significant", "p_bh"), ("significant_items", "p_items_bh")):
+            sig = _field(h, sig_key, bool, hpath, problems)
+            q = h.get(q_key)
+            if sig is not None:
+                problems.check(sig == (_is_num(q) and q < ALPHA), f"{hpath}.{sig_key}",
+                               f"{sig} does not match {q_key} = {q}")
 
 
 def _check_families(families: dict, path: str, problems: _Problems) -> None:

@@ -249,6 +249,7 @@ def test_p_values_are_bh_within_the_papers_families(small):
         "p_vs_lower_ceiling": {"family": "model_vs_lower_ceiling", "size": 3},
         "comparisons": {"family": "model_vs_model", "size": 3},
         "head_to_head": {"family": "head_to_head", "size": e["bh_families"]["head_to_head"]["size"]},
+        "head_to_head_by_item": {"family": "head_to_head_by_item", "size": e["bh_families"]["head_to_head"]["size"]},
     }
     for measure in ("accuracy", "srcs"):
         raw = [alone[m]["p_vs_lower_ceiling_uncorrected"][measure] for m in ("m1", "m2", "m3")]

@@ -35,7 +35,7 @@ def run(datasets, tmp_path_factory):
 
 def test_result_file_layout(run):
     datasets, result = run
-    assert result["format"] == "contstim-bench-result" and result["format_version"] == 4
+    assert result["format"] == "contstim-bench-result" and result["format_version"] == 5
     assert result["model"]["spec"] == "precomputed:roberta" and result["model"]["name"] == "roberta"
     assert result["model"]["method"] == "precomputed"
     assert list(result["experiments"]) == ["pll"]

@@ -223,7 +223,7 @@ def test_a_5000_digit_integer_is_refused_by_name_and_the_batch_goes_on(tmp_path,
     valid = write(folder, "bert.json", bert)
     text = json.dumps(bert | {"model": {**bert["model"], "name": "huge", "fingerprint": "h"}})
     huge = folder / "huge.json"
-    huge.write_text(text.replace('"format_version": 4', '"format_version": ' + "9" * 5000, 1), encoding="utf-8")
+    huge.write_text(text.replace('"format_version": 5', '"format_version": ' + "9" * 5000, 1), encoding="utf-8")
     message = "integer 999999999999...999999 has 5,000 digits: larger than any number a field can hold"
     bad, good = validate_files([huge, valid], results_dir=folder, datasets_dir=datasets)
     assert bad.problems == [f"{message} (at most 1.8e+308, the float range)"] and good.ok, good.problems

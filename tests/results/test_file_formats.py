@@ -32,7 +32,7 @@ def test_comparison_file(datasets, tmp_path):
     assert cli.main(["compare", "--models", "precomputed:bert,precomputed:bert_has_a_mouth",
                      "--condition", "synthetic_vs_synthetic", "--output", str(out)]) == 0
     doc = read_result(out / "comparison.json")  # validated as it is read
-    assert (doc["format"], doc["format_version"]) == ("contstim-bench-comparison", 1)
+    assert (doc["format"], doc["format_version"]) == ("contstim-bench-comparison", 2)
     assert doc["provenance"]["created"] and doc["provenance"]["package_version"]
     # not a result of the contstim benchmark: a leaderboard refuses it
     assert result_problems(doc, dataset="contstim") == [
