@@ -160,14 +160,8 @@ def compare_models(
     figures (:func:`contstim_bench.report.matrices.write_comparison`), or, ending in ``.json``,
     the one JSON file.  Run options: :data:`RUN_OPTIONS_DOC`.
     """
-    from .data.rounds import check_round_name
-    from .results import read_result
-
     options = driver.run_options(options, **run_options)
     log = log or (lambda msg: print(msg, file=sys.stderr))
-
-    if experiment not in EXPERIMENTS:
-        check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
     named = parse_named_specs(models, flag="--models") if models else []
     if output is not None:  # before any model runs: the comparison never overwrites what it reads
         from .report.matrices import COMPARISON_FILES
@@ -176,6 +170,42 @@ def compare_models(
         targets = [out] if out.suffix.lower() == ".json" else [out / name for name in COMPARISON_FILES]
         reads = [("--results", r) for r in results] + [i for n in named for i in driver.model_inputs(n.spec)]
         check_inputs_kept([("--output", t) for t in targets], reads)
+    logprobs, specs = model_logprobs(models, results=results, experiment=experiment, with_references=with_references,
+                                     datasets_dir=datasets_dir, log=log, options=options)
+    comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
+    if output is not None and is_main_process():
+        from .report.matrices import write_comparison, write_comparison_json
+
+        if Path(output).suffix.lower() == ".json":  # the output convention of every command: one file
+            log(f"wrote {write_comparison_json(comparison, output)}")
+        else:
+            paths = write_comparison(comparison, output)
+            log(f"wrote {len(paths)} files to {Path(output)}")
+    return comparison
+
+
+def model_logprobs(
+    models: str | Sequence[str] | None = None,
+    *,
+    results: Sequence[str | os.PathLike] = (),
+    experiment: str = "pll",
+    with_references: bool = False,
+    datasets_dir: str | os.PathLike | None = None,
+    log: Callable[[str], None] | None = None,
+    options: RunOptions | None = None,
+) -> tuple[dict[str, dict[str, float]], dict[str, str | dict]]:
+    """(model name -> {sentence: natural-log probability}, model name -> its description) of every
+    sentence of ``experiment``'s trials, for the models that :func:`compare_models` compares (the
+    same arguments): ``models`` scored here through the driver, ``results`` read from result
+    files, the experiment's references with ``with_references``."""
+    from .data.rounds import check_round_name
+    from .results import read_result
+
+    options = options or driver.run_options()
+    log = log or (lambda msg: print(msg, file=sys.stderr))
+    if experiment not in EXPERIMENTS:
+        check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
+    named = parse_named_specs(models, flag="--models") if models else []
     logprobs: dict[str, dict[str, float]] = {}
     specs: dict[str, str | dict] = {}
     if with_references and experiment in EXPERIMENTS:
@@ -216,13 +246,4 @@ def compare_models(
     for ref, values in round_refs.items():  # the given models and result files come first
         if ref not in logprobs:
             logprobs[ref], specs[ref] = values, f"round {experiment}: {ref}'s recorded log-probabilities"
-    comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)
-    if output is not None and is_main_process():
-        from .report.matrices import write_comparison, write_comparison_json
-
-        if Path(output).suffix.lower() == ".json":  # the output convention of every command: one file
-            log(f"wrote {write_comparison_json(comparison, output)}")
-        else:
-            paths = write_comparison(comparison, output)
-            log(f"wrote {len(paths)} files to {Path(output)}")
-    return comparison
+    return logprobs, specs

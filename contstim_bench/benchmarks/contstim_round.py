@@ -11,6 +11,10 @@ all score (:mod:`contstim_bench.analysis.partial_references`).  Head-to-head com
 trials that target both compared models (:func:`contstim_bench.analysis.head_to_head.pair_selection`
 on the round's targeting columns).
 
+A round made from a plan of ``contstim round plan`` is checked against it
+(:mod:`.round_plan_check`): the result's ``plan_check`` says, for each planned hypothesis, what the
+round's data show, and lists the departures from the plan.
+
 Naming: a model evaluated on a round is named like the targeted model whose spec it has (so the
 round's candidate, re-evaluated, is scored on the trials that target it, as a reference model is
 in the paper's experiments), ``NAME`` for ``precomputed:NAME``, and by its spec otherwise.
@@ -30,6 +34,7 @@ from ..analysis.partial_references import evaluate_with_partial_references
 from ..data.rounds import RoundData, find_round, load_round
 from ..scoring.protocols import LogProbScorer, require_logprobs
 from .base import contstim_result, no_method
+from .round_plan_check import plan_check
 
 DATASET = "contstim"
 
@@ -73,13 +78,17 @@ def evaluate_round(scorer, data: RoundData, *, name: str | None = None, log: Cal
     seconds = time.perf_counter() - started
     lp = dict(zip(sentences, (float(v) for v in values)))
     refs = data.reference_logprobs()
+    checked = plan_check(data.meta, data.trials, refs)
     refs.pop(model_name, None)
     entries, panels = evaluate_with_partial_references(data.trials, lp, model_name, refs, ties=ties)
-    return contstim_result(
+    result = contstim_result(
         scorer, model_name, fingerprint=data.meta["fingerprint"], ties=ties,
         benchmark={"identifier": data.identifier, "version": data.meta["version"], "round": round_block(data)},
         experiments={data.name: entries}, panels={data.name: panels}, logprobs=lp,
         n_model=scorer.n_model_sentences - n_before, seconds=seconds)
+    if checked is not None:
+        result["plan_check"] = checked
+    return result
 
 
 def recompute_round_sections(result: dict, name: str, datasets_dir: str | os.PathLike | None = None

@@ -60,12 +60,18 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("--url", required=True, help="address of the served experiment, e.g. http://127.0.0.1:8000/")
     m.add_argument("--participants", type=int, required=True, help="number of simulated participants (run one after "
                    "another)")
-    m.add_argument("--model", required=True, help="model spec whose log-probabilities drive the choices")
+    m.add_argument("--model", help="model spec whose log-probabilities drive the choices (or --plan)")
+    m.add_argument("--plan", metavar="PLAN", help="a plan folder of `contstim round plan`: participants answer as its "
+                   "participant model says (on the pairs of each hypothesis, the planned effect and spreads; catch "
+                   "trials with its lapse rate; other trials at random), for a dry run of the planned round")
+    m.add_argument("--design", metavar="DIR", help="with --plan: the exported design (default: PLAN/design)")
     m.add_argument("--noise", type=float, default=1.0,
                    help="standard deviation (nats) of the Gaussian noise added to each log-ratio (default 1)")
     m.add_argument("--catch-failure-rate", type=float, default=0.05,
                    help="probability of choosing the model's rejected sentence on a catch trial (default 0.05)")
     m.add_argument("--seed", type=int, default=0, help="seed of the participants' draws (default 0)")
+    m.add_argument("--wait", type=float, default=0, metavar="SECONDS",
+                   help="wait up to SECONDS for the server to answer (one started just before, in a script)")
     m.add_argument("--first", type=int, default=0, help="number of the first participant (default 0; to add "
                    "participants to a run: the server refuses a participant number it already has for the same --seed)")
     m.add_argument("--datasets", default=None, help="folder of built datasets (for precomputed: models)")
@@ -155,12 +161,28 @@ def _simulate(args) -> int:
     from ..experiment.simulate import SimulationSettings, simulate
 
     set_threads(args.threads)
+    if (args.model is None) == (args.plan is None):
+        raise ValueError("give --model (choices that follow a language model) or --plan (choices as a round plan's "
+                         "participant model says), one of the two")
+    plan = None
+    if args.plan is not None:
+        from ..experiment.plan_choices import plan_design, plan_trials
+        from ..results import read_plan
+
+        plan = plan_trials(read_plan(args.plan), plan_design(args.plan, args.design))
     settings = SimulationSettings(noise=args.noise, catch_failure_rate=args.catch_failure_rate, seed=args.seed)
+    if args.wait:
+        from ..experiment.simulate import wait_for
+
+        wait_for(args.url, args.wait)
     run = simulate(args.url, args.participants, args.model, settings, first_index=args.first,
-                   datasets_dir=args.datasets, options=run_options(args), log=lambda msg: print(msg, flush=True))
+                   datasets_dir=args.datasets, options=run_options(args), log=lambda msg: print(msg, flush=True),
+                   plan=plan)
     failed = sum(p.catch_failures for p in run.participants)
+    how = (f"the plan's participant model ({failed} catch trial(s) failed)" if plan else
+           f"{run.model} (noise {settings.noise} nats, {failed} catch trial(s) failed)")
     print(f"{len(run.participants)} simulated participant(s) answered {sum(p.n_trials for p in run.participants)} "
-          f"trials at {run.url} with {run.model} (noise {settings.noise} nats, {failed} catch trial(s) failed)")
+          f"trials at {run.url} with {how}")
     return 0
 
 

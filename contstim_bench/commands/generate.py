@@ -155,6 +155,12 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     d.add_argument("--groups", type=int, default=10, help="participant groups (default 10)")
     d.add_argument("--random-pairs", type=int, default=9, help="randomly sampled natural pairs per group (default 9)")
     d.add_argument("--catch-trials", type=int, default=12, help="natural-vs-shuffled trials per group (default 12)")
+    d.add_argument("--per-group", type=positive_int, default=1, metavar="N",
+                   help="trials of each condition and model pair per group: N natural pairs, N of each triplet "
+                        "condition (default 1, the paper's; `contstim round plan` sizes it)")
+    d.add_argument("--plan", default=None, metavar="PLAN",
+                   help="the folder (or plan.json) of `contstim round plan`: its plan travels with the design, and "
+                        "`experiment ingest` records it in the round, so that `evaluate` checks the round against it")
     d.add_argument("--experiment", default="generated", help="value of the experiment column")
     d.add_argument("--seed", type=int, default=0)
     d.add_argument("--no-model-scores", action="store_true",
@@ -285,13 +291,14 @@ def _design(args) -> int:
     from ..generate.design import DESIGN_DATASET, design_experiment
 
     _keep_inputs(args.output, (DESIGN_DATASET,) + (() if args.no_model_scores else (MODELS_DATASET,)),
-                 [("--natural", args.natural), ("--triplets", args.triplets), ("--pool", args.pool)])
+                 [("--natural", args.natural), ("--triplets", args.triplets), ("--pool", args.pool),
+                  ("--plan", args.plan)])
     set_threads(args.threads)
     design, folder = design_experiment(args.output, natural=args.natural, triplets=args.triplets, pool=args.pool,
                                        groups=args.groups, random_pairs=args.random_pairs,
                                        catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment,
                                        datasets_dir=args.datasets, score_models=not args.no_model_scores,
-                                       options=run_options(args))
+                                       options=run_options(args), per_group=args.per_group, plan=args.plan)
     counts = design.groupby("trial_type").size().to_dict()
     print(f"wrote {folder} ({args.groups} groups, {len(design)} trials: {json.dumps(counts)})")
     return 0

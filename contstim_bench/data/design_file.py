@@ -215,7 +215,10 @@ def _design_file(path: Path) -> Path:
         if candidate.is_dir():
             path = candidate
             break
-    files = sorted(p for p in path.rglob("*.parquet") if not any(part.startswith(".") for part in p.parts))
+    # hidden files and folders below the design folder are not the design (the folder itself may
+    # lie in a hidden one: a plan folder being written beside its old version)
+    files = sorted(p for p in path.rglob("*.parquet")
+                   if not any(part.startswith(".") for part in p.relative_to(path).parts))
     if len(files) != 1:
         listed = ", ".join(str(f.relative_to(path)) for f in files) or "none"
         raise ValueError(

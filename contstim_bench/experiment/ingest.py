@@ -35,13 +35,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from ..analysis.exclusion import MIN_CATCH_CORRECT, excluded_by_catch  # noqa: F401 (MIN_CATCH_CORRECT: the default, re-exported)
 from ..data.contstim_trials import CONFIDENCE_BY_RATING, trials_schema
 from ..data.writer import ConfigSpec, DatasetSpec
 from ..study import TRIAL_COLUMNS
 from ..data.design_file import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
 from .round_writer import TRIAL_COLUMN_DOCS
 
-MIN_CATCH_CORRECT = 11
 
 PARTICIPANT_COLUMN_DOCS = {
     "participant": "participant id as in `trials`",
@@ -189,7 +189,7 @@ def ingest(
         reasons = []
         if n_answered < n_trials and not keep_incomplete:
             reasons.append(f"incomplete: answered {n_answered} of {n_trials} trials")
-        if n_ok < min_catch_correct:
+        if excluded_by_catch(n_ok, min_catch_correct):
             reasons.append(
                 f"catch trials: chose the natural sentence in {n_ok} of {n_catch} (at least {min_catch_correct} required)"
             )

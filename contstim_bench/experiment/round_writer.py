@@ -187,7 +187,27 @@ def round_meta(name: str, version: str, date: str, fingerprint: str, result, des
                        for r in result.excluded.itertuples(index=False)],
         "exclusion_rule": {"min_catch_correct": int(min_catch_correct), "keep_incomplete": bool(keep_incomplete)},
         "package_version": __version__,
+        **({} if design_dir is None else plan_block(design_dir)),
     }
+
+
+def plan_block(design_dir) -> dict:
+    """``{"plan": ...}`` when the design carries the plan of ``contstim round plan`` (``plan.json``
+    beside it, from ``generate design --plan``): its hypotheses, design, analysis and settings, and
+    the sha256 of the plan file, so that ``evaluate`` checks the round against the plan; else ``{}``."""
+    import hashlib
+
+    from ..results.io import read_plan
+    from ..results.plan_file import PLAN_FILE
+
+    path = Path(design_dir) / PLAN_FILE
+    if not path.is_file():
+        return {}
+    doc = read_plan(path)
+    return {"plan": {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+                     "created": doc["provenance"].get("created"), "package_version": doc["provenance"].get(
+                         "package_version"), "hypotheses": doc["hypotheses"], "design": doc["design"],
+                     "analysis": doc["analysis"], "settings": doc["settings"]}}
 
 
 def card_lines(name: str, version: str, models: pd.DataFrame, design: pd.DataFrame, has_logprobs: bool) -> list[str]:

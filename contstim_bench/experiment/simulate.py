@@ -160,6 +160,24 @@ class ApiClient:
                                f"`contstim experiment serve` running there?") from None
 
 
+def wait_for(url: str, seconds: float) -> None:
+    """Return once the experiment at ``url`` answers (RuntimeError after ``seconds``)."""
+    import time
+
+    if not (math.isfinite(seconds) and 0 <= seconds <= 3600):
+        raise ValueError(f"--wait must be a number of seconds from 0 to 3600, got {seconds!r}")
+    client = ApiClient(url)
+    deadline = time.monotonic() + seconds
+    while True:
+        try:
+            client.call("GET", "api/config")
+            return
+        except RuntimeError:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.2)
+
+
 def run_participant(client: ApiClient, chooser: Chooser, external_id: str) -> SimulatedParticipant:
     """One participant from arrival to the end page, through the API."""
     created = client.call("POST", "api/participants", {"external_id": external_id})
@@ -179,12 +197,13 @@ def run_participant(client: ApiClient, chooser: Chooser, external_id: str) -> Si
 
 def simulate(url: str, participants: int, model, settings: SimulationSettings | None = None, *,
              first_index: int = 0, datasets_dir=None, options: RunOptions = RunOptions(),
-             log: Callable[[str], None] | None = None) -> SimulationRun:
+             log: Callable[[str], None] | None = None, plan: tuple | None = None) -> SimulationRun:
     """Run ``participants`` simulated participants (numbers ``first_index`` ..) against the
     experiment served at ``url``, their choices following ``model`` (a model spec or a ready
     log-probability scorer) loaded with ``options`` (:class:`RunOptions`; no progress bars); see
-    the module docstring.  RuntimeError names a server that cannot
-    be reached or refuses a request."""
+    the module docstring.  ``plan``: (trials, models) of :func:`.plan_choices.plan_trials`, for
+    participants who answer as a round's plan says people do (``model`` is then None).
+    RuntimeError names a server that cannot be reached or refuses a request."""
     from ..scoring.protocols import require_logprobs
     from ..scoring.registry import ScoringContext, load_scorer
 
@@ -194,6 +213,16 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
     log = log or (lambda msg: None)
     client = ApiClient(url)
     client.call("GET", "api/config")  # fail early, before loading the model
+    if plan is not None:
+        from .plan_choices import PlanChooser
+
+        run = SimulationRun(url, "the plan's participant model", settings)
+        for k in range(first_index, first_index + participants):
+            p = run_participant(client, PlanChooser(*plan, settings.seed, k), f"{EXTERNAL_ID_PREFIX}-{settings.seed}-{k}")
+            run.participants.append(p)
+            log(f"participant {p.external_id}: {p.n_trials} trials, {p.catch_failures} of {p.catch_trials} "
+                f"catch trials failed")
+        return run
     if isinstance(model, str):
         scorer = load_scorer(model, ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size,
                                                    cache=options.cache, progress=False,

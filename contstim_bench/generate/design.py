@@ -6,7 +6,9 @@ Participants are split into ``groups``; every group sees its own stimulus set:
 * for every model pair, one **natural controversial** pair (type codes N1/N2), and, from the
   pair's selected triplets, one **natural vs synthetic** trial with S1 (N/S1), one with S2 (N/S2)
   and one **synthetic vs synthetic** trial (S1/S2), the three taken from three different
-  triplets (a triplet's three trials go to different groups);
+  triplets (a triplet's three trials go to different groups); ``per_group`` of each instead of
+  one where a planned round asks each participant for more trials of every model pair
+  (``contstim round plan``);
 * ``random_pairs`` (9) **randomly sampled natural** pairs (R1/R2) of pool sentences used nowhere
   else in the design, different in every group;
 * ``catch_trials`` (12) **natural vs shuffled** trials (C1 a pool sentence used nowhere else, C2
@@ -101,28 +103,32 @@ def _units(natural: pd.DataFrame | None, triplets: pd.DataFrame | None) -> list[
     return sorted(units.items())
 
 
-def _deal(units, groups: int, rng: np.random.Generator) -> list[list[dict]] | None:
-    """One random deal of every unit list to the groups, or None when a conflict is unavoidable."""
+def _deal(units, groups: int, rng: np.random.Generator, per_group: int = 1) -> list[list[dict]] | None:
+    """One random deal of every unit list to the groups (``per_group`` candidates of each unit
+    per group, one assignment at a time), or None when a conflict is unavoidable."""
     sentences: list[set[str]] = [set() for _ in range(groups)]
     used_triplet: list[dict[tuple, set[int]]] = [{} for _ in range(groups)]
     trials: list[list[dict]] = [[] for _ in range(groups)]
     for u in rng.permutation(len(units)):
         (cond, mpair), cands = units[u]
-        cost = rng.random((groups, len(cands)))
-        for g in range(groups):
-            taken = used_triplet[g].get(mpair, set()) if cond != "natural" else set()
-            for k, cand in enumerate(cands):
-                if any(s[0] in sentences[g] for s in cand["sides"]) or cand["source"] in taken:
-                    cost[g, k] = _FORBIDDEN
-        rows, cols = linear_sum_assignment(cost)
-        if (cost[rows, cols] >= _FORBIDDEN).any():
-            return None
-        for g, k in zip(rows, cols):
-            cand = cands[k]
-            sentences[g].update(s[0] for s in cand["sides"])
-            if cond != "natural":
-                used_triplet[g].setdefault(mpair, set()).add(cand["source"])
-            trials[g].append({"cond": cond, "sides": cand["sides"]})
+        dealt: set[int] = set()
+        for _ in range(per_group):
+            cost = rng.random((groups, len(cands)))
+            for g in range(groups):
+                taken = used_triplet[g].get(mpair, set()) if cond != "natural" else set()
+                for k, cand in enumerate(cands):
+                    if k in dealt or any(s[0] in sentences[g] for s in cand["sides"]) or cand["source"] in taken:
+                        cost[g, k] = _FORBIDDEN
+            rows, cols = linear_sum_assignment(cost)
+            if (cost[rows, cols] >= _FORBIDDEN).any():
+                return None
+            for g, k in zip(rows, cols):
+                cand = cands[k]
+                dealt.add(int(k))
+                sentences[g].update(s[0] for s in cand["sides"])
+                if cond != "natural":
+                    used_triplet[g].setdefault(mpair, set()).add(cand["source"])
+                trials[g].append({"cond": cond, "sides": cand["sides"]})
     return trials
 
 
@@ -136,30 +142,35 @@ def _shuffled(words: list[str], rng: np.random.Generator) -> list[str]:
 
 def build_design(natural: pd.DataFrame | None, triplets: pd.DataFrame | None, pool: Sequence[str], *,
                  groups: int = 10, random_pairs: int = 9, catch_trials: int = 12, seed: int = 0,
-                 experiment: str = "generated") -> pd.DataFrame:
+                 experiment: str = "generated", per_group: int = 1) -> pd.DataFrame:
     """Trial lists for ``groups`` participant groups (see the module docstring), one row per
-    group x trial in the columns of :data:`DESIGN_TRIAL_COLUMNS`, sorted by group and trial.
+    group x trial in the columns of :data:`DESIGN_TRIAL_COLUMNS`, sorted by group and trial;
+    ``per_group`` trials of each condition and model pair per group.
 
-    ValueError when a model pair has fewer pairs/triplets than groups (or fewer than three
-    triplets), when the pool has too few unused sentences, or when no conflict-free deal is found.
+    ValueError when a model pair has fewer pairs/triplets than groups x ``per_group`` (or fewer
+    than three triplets), when the pool has too few unused sentences, or when no conflict-free
+    deal is found.
     """
-    for name, v in (("groups", groups), ("random_pairs", random_pairs), ("catch_trials", catch_trials), ("seed", seed)):
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if name == "groups" else 0):
-            raise ValueError(f"{name} must be a {'positive' if name == 'groups' else 'non-negative'} integer, got {v!r}")
+    for name, v in (("groups", groups), ("random_pairs", random_pairs), ("catch_trials", catch_trials), ("seed", seed),
+                    ("per_group", per_group)):
+        positive = name in ("groups", "per_group")
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < (1 if positive else 0):
+            raise ValueError(f"{name} must be a {'positive' if positive else 'non-negative'} integer, got {v!r}")
     units = _units(natural, triplets)
     if not units and not random_pairs and not catch_trials:
         raise ValueError("nothing to put in the design: no pairs, no triplets, no random pairs, no catch trials")
     for (cond, (a, b)), cands in units:
-        if len(cands) < groups:
+        if len(cands) < groups * per_group:
             what = "natural pairs" if cond == "natural" else "triplets"
-            raise ValueError(f"model pair {a} vs {b}: {len(cands)} {what} for {groups} groups (need one per group)")
+            raise ValueError(f"model pair {a} vs {b}: {len(cands)} {what} for {groups} groups (need {per_group} per "
+                             f"group)")
         if cond != "natural" and len(cands) < 3:
             raise ValueError(f"model pair {a} vs {b}: {len(cands)} triplets; a triplet's three trials need three "
                              f"different groups' worth of triplets (at least 3)")
     rng = np.random.default_rng(seed)
     dealt = None
     for _ in range(_MAX_DEALS):
-        dealt = _deal(units, groups, rng)
+        dealt = _deal(units, groups, rng, per_group)
         if dealt is not None:
             break
     if dealt is None:
@@ -268,7 +279,8 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
                       random_pairs: int = 9, catch_trials: int = 12, seed: int = 0,
                       experiment: str = "generated", datasets_dir: str | os.PathLike | None = None,
                       score_models: bool = True, options: RunOptions = RunOptions(),
-                      log=None) -> tuple[pd.DataFrame, Path]:
+                      log=None, per_group: int = 1,
+                      plan: str | os.PathLike | None = None) -> tuple[pd.DataFrame, Path]:
     """Build the trial lists from the outputs of ``generate natural`` (``natural``) and/or
     ``generate select`` (``triplets``) and random/catch sentences of ``pool`` (default: the
     held-out ``start`` part of the contstim synthesis pool), and write them as ``output``/design;
@@ -277,6 +289,8 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
     With ``score_models`` (default), also write ``output``/models: the targeted models with their
     specs and their log-probabilities of every sentence of the design
     (:mod:`.design_models`), the reference panel of the benchmark round the design becomes.
+    ``plan``: the plan of ``contstim round plan`` (folder or ``plan.json``) this design carries out,
+    copied to ``output``/plan.json (``experiment ingest`` records it in the round).
     """
     from ..data.design_scores import design_model_names, design_sentences, write_models_dataset
     from .design_models import collect_specs, score_sentences
@@ -285,15 +299,20 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
 
     if natural is None and triplets is None:
         raise ValueError("give --natural and/or --triplets (the outputs of `generate natural` / `generate select`)")
+    plan_doc = None
+    if plan is not None:
+        from ..results.io import read_plan
+
+        plan_doc = read_plan(plan)  # checked before any work
     natural_pairs = read_natural_pairs(natural) if natural is not None else None
     triplet_rows = read_triplets(triplets) if triplets is not None else None
     sentences, pool_desc = load_pool(pool, datasets_dir)
     design = build_design(natural_pairs, triplet_rows, sentences, groups=groups, random_pairs=random_pairs,
-                          catch_trials=catch_trials, seed=seed, experiment=experiment)
+                          catch_trials=catch_trials, seed=seed, experiment=experiment, per_group=per_group)
     folder = write_design_dataset(design, Path(output), {
         "natural": None if natural is None else str(natural),
         "triplets": None if triplets is None else str(triplets), "pool": pool_desc, "groups": groups,
-        "random_pairs": random_pairs, "catch_trials": catch_trials, "seed": seed})
+        "random_pairs": random_pairs, "catch_trials": catch_trials, "seed": seed, "per_group": per_group})
     if score_models:
         found = collect_specs(natural, triplet_rows, triplets)
         specs = {name: found.get(name, {"spec": None, "role": None}) for name in design_model_names(design)}
@@ -302,4 +321,9 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
                                    max_tokens_per_batch=options.max_tokens_per_batch, use_cache=options.use_cache,
                                    log=log)
         write_models_dataset(specs, logprobs, Path(output))
+    if plan_doc is not None:
+        from ..results.plan_file import PLAN_FILE
+        from .synthetic_run import write_json_atomic
+
+        write_json_atomic(Path(output) / PLAN_FILE, plan_doc)
     return design, folder

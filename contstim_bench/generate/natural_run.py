@@ -34,6 +34,10 @@ from ..scoring.run_options import RunOptions
 from .natural_ilp import NaturalPairSelection, select_natural_pairs
 from .pairing import ModelEntry
 
+class NothingScorable(ValueError):
+    """No pool sentence has a value in every model that only looks values up (``precomputed:``)."""
+
+
 MODELS_FILE = "models.json"
 """Written beside ``OUTPUT/natural``: the run's models (name, spec, role) and contrasted pairs."""
 
@@ -124,7 +128,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device
     if restrict_to_scorable and lookups:
         log(f"restricted the pool to the {int(keep.sum())} of {len(sentences)} sentences every model can score")
         if not keep.any():
-            raise ValueError("no pool sentence can be scored by every model: "
+            raise NothingScorable("no pool sentence can be scored by every model: "
                              + ", ".join(models[k].spec for k in lookups) + " have no value for any of them")
     kept = [s for s, ok in zip(sentences, keep) if ok]
     columns = []
@@ -170,7 +174,8 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
                    per_pair: int = 10, solver: str = "cbc", options: RunOptions = RunOptions(),
                    datasets_dir: str | os.PathLike | None = None, candidates: str | Sequence[str] | None = None,
                    references: str | Sequence[str] | None = None, restrict_to_scorable: bool = False,
-                   log: Callable[[str], None] | None = None) -> NaturalRun | None:
+                   log: Callable[[str], None] | None = None,
+                   pairs: Sequence[tuple[str, str]] | None = None) -> NaturalRun | None:
     """Select ``per_pair`` controversial natural-sentence pairs per model pair from ``pool``
     (default: the held-out ``start`` part of the contstim synthesis pool; a repeated line is one
     sentence) and write them with the pool's scores to ``output``/natural, and the models with
@@ -179,7 +184,8 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     ``models``: ``SPEC,SPEC,...`` or ``NAME=SPEC,...`` (every pair), or ``candidates`` and
     ``references`` (each candidate against each reference; :func:`.pairing.pairing`).
     ``restrict_to_scorable``: keep only pool sentences every model can score (see
-    :func:`score_pool`).  ``options``: how the models run (:class:`RunOptions`).  ``log``
+    :func:`score_pool`).  ``pairs``: the model pairs (names) to select for, a subset of the
+    pairing's (a planned round's target pairs; default: all of them).  ``options``: how the models run (:class:`RunOptions`).  ``log``
     receives a line per scored model (default: stderr).
     ValueError for bad models or ``per_pair``, and from the selection (e.g. too few eligible
     sentences).  Returns None in a process other than 0 of a data-parallel launch.
@@ -191,6 +197,8 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     from .select_output import write_natural
 
     chosen = pairing(models, candidates=candidates, references=references)
+    if pairs is not None:
+        chosen = _only(chosen, pairs)
     entries = chosen.models
     if per_pair < 1:
         raise ValueError(f"`contstim generate natural --per-pair` must be a positive integer, got {per_pair}")
@@ -217,6 +225,19 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
                             "objective": selection.objective, "per_pair": per_pair})
     write_json_atomic(Path(output) / MODELS_FILE, models_record(chosen))
     return NaturalRun(folder, selection, entries, kept, log_probs, len(sentences))
+
+
+def _only(chosen, pairs: Sequence[tuple[str, str]]):
+    """``chosen`` contrasting only ``pairs`` (ValueError for a pair it does not hold)."""
+    from dataclasses import replace
+
+    index = {m.name: i for i, m in enumerate(chosen.models)}
+    wanted = []
+    for a, b in pairs:
+        if a not in index or b not in index:
+            raise ValueError(f"model pair {a} vs {b} is not among the models {sorted(index)}")
+        wanted.append(tuple(sorted((index[a], index[b]))))
+    return replace(chosen, pairs=[p for p in chosen.pairs if p in set(wanted)])
 
 
 def models_record(chosen) -> dict:

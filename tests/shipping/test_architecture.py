@@ -24,7 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("results",),
     ("benchmarks",),
     ("report", "generate", "experiment"),
-    ("driver", "api", "scorefile", "plotting"),
+    ("driver", "api", "scorefile", "plotting", "planning"),
     ("leaderboard", "spaces", "metric_hub", "harness_tasks", "__init__"),
     ("commands", "cli", "__main__"),
 ]
