@@ -1,7 +1,9 @@
 """What outputs may do, the one rule of every command that writes: nothing a user gave is lost.
 
-- :func:`check_inputs_kept`: an output is never an input, never inside an input folder, and no
-  input lies inside an output folder that is replaced;
+- :func:`check_inputs_kept`: an output is never an input, never inside an input folder the
+  command reads whole, and no input lies inside an output folder that is replaced;
+- :func:`read_bounded`: a file read from a folder a user gave is a regular file (never a device,
+  a FIFO or a link to one), read with a size bound;
 - :func:`replace_folder`: a folder is written whole, beside the old one, and renamed into place,
   so a failure leaves the old one untouched; an existing folder is replaced only when the package
   wrote it (its marker, :data:`MARKER`, names the kind of folder and every file written there), and
@@ -18,7 +20,7 @@ import json
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -34,20 +36,22 @@ def _real(path: str | os.PathLike) -> Path:
     return Path(os.path.abspath(Path(path).expanduser())).resolve()
 
 
-def check_inputs_kept(writes: Paths, reads: Paths) -> None:
+def check_inputs_kept(writes: Paths, reads: Paths, folders: Iterable[str] = ()) -> None:
     """Refuse, before anything is written, an output that would overwrite or delete an input.
 
     ``writes``: the files a command writes and the folders it replaces whole; ``reads``: the files
-    and folders it reads.  ValueError naming both flags and paths when an existing input is one of
+    and folders it reads; ``folders``: the flags of ``reads`` whose folders the command reads whole
+    (a results folder it scans, a datasets folder), which no output may lie inside (a later run would
+    read it as an input).  ValueError naming both flags and paths when an existing input is one of
     the outputs (by any path: ``./x``, a symbolic or a hard link), lies inside an output folder, or
-    is a folder an output lies inside.  The one check of every command that reads files and writes
-    others.
+    is such a folder an output lies inside.  The one check of every command that reads files and
+    writes others.
     """
+    folders = set(folders)
     outputs = [(flag, path, Path(path).expanduser()) for flag, path in writes if path is not None]
-    for in_flag, given in reads:
-        if given is None or not Path(given).expanduser().exists():
-            continue  # nothing there to lose; the command names a missing input itself
-        source = Path(given).expanduser()
+    present = [(flag, given, Path(given).expanduser()) for flag, given in reads
+               if given is not None and Path(given).expanduser().exists()]  # a missing input: named by the command
+    for in_flag, given, source in present:
         for out_flag, written, target in outputs:
             # an output not there yet may still name the input: sub/../in.txt once sub is made
             if os.path.samefile(source, target) if target.exists() else _real(target) == _real(source):
@@ -56,10 +60,44 @@ def check_inputs_kept(writes: Paths, reads: Paths) -> None:
             if _real(target) in _real(source).parents:
                 raise ValueError(f"{out_flag} {written} would be replaced, and the input {in_flag} {given} lies "
                                  f"inside it; nothing was written, give another {out_flag} (or move the input)")
-            if source.is_dir() and _real(source) in _real(target).parents:
-                raise ValueError(f"{out_flag} {written} lies inside the input folder {in_flag} {given}: an output "
-                                 f"is never written into what a command reads; nothing was written, give another "
-                                 f"{out_flag}")
+    for in_flag, given, source in present:
+        if in_flag not in folders or not source.is_dir():
+            continue
+        for out_flag, written, target in outputs:
+            if _real(source) in _real(target).parents:
+                raise ValueError(f"{out_flag} {written} lies inside the input folder {in_flag} {given}, which the "
+                                 f"command reads whole; nothing was written, give another {out_flag}")
+
+
+def regular_file(path: str | os.PathLike, max_bytes: int, what: str = "file") -> Path:
+    """``path`` when it is a regular file (a link is followed) of at most ``max_bytes``; ValueError
+    naming it otherwise (a device such as /dev/zero, a FIFO, a folder, a file too large), so that
+    reading it can neither hang nor exhaust memory; FileNotFoundError when it does not exist."""
+    import stat
+
+    path = Path(path)
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise FileNotFoundError(f"{what} {path} does not exist") from None
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a FIFO" if stat.S_ISFIFO(st.st_mode) else \
+            "a device" if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode) else "not a regular file"
+        raise ValueError(f"{what} {path} is {kind}, not a regular file; it is not read")
+    if st.st_size > max_bytes:
+        raise ValueError(f"{what} {path} is {st.st_size:,} bytes, more than the {max_bytes:,} accepted; it is not read")
+    return path
+
+
+def read_bounded(path: str | os.PathLike, max_bytes: int, what: str = "file") -> bytes:
+    """The bytes of a :func:`regular_file`, never more than ``max_bytes`` (a file that grows while it
+    is read is refused too)."""
+    path = regular_file(path, max_bytes, what)
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes + 1)
+    if len(data) > max_bytes:
+        raise ValueError(f"{what} {path} grew past the {max_bytes:,} bytes accepted while it was read")
+    return data
 
 
 def _files(folder: Path) -> list[str]:
@@ -85,14 +123,38 @@ def read_marker(folder: str | os.PathLike) -> dict | None:
     return data
 
 
+Legacy = Callable[[Path], "Iterable[str] | None"]
+"""How a folder written before the marker existed is recognised: the files the package wrote
+there (paths relative to the folder), or None when the folder is not one of its kind."""
+
+
+def legacy_files(*names: str, contains: tuple[str, str] | None = None,
+                 written: Callable[[Path], Iterable[str]] | None = None) -> Legacy:
+    """A :data:`Legacy` test: the folder holds every file of ``names`` (and ``contains`` = (file,
+    text): that file, read up to 1 MiB, holds the text); the package's files are ``written(folder)``
+    (default: ``names``)."""
+    def recognise(folder: Path):
+        if not all((folder / n).is_file() and not (folder / n).is_symlink() for n in names):
+            return None
+        if contains is not None:
+            path = folder / contains[0]
+            if not path.is_file() or path.is_symlink():
+                return None
+            with open(path, "rb") as fh:
+                if contains[1].encode() not in fh.read(1 << 20):
+                    return None
+        return list(written(folder)) if written is not None else list(names)
+    return recognise
+
+
 def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out",
-                      legacy: Sequence[str] = (), owned: bool = False) -> None:
+                      legacy: Legacy | None = None, owned: bool = False) -> None:
     """Refuse (ValueError naming ``flag``) to replace ``final`` unless it is absent, empty, or a
     folder of ``kind`` the package wrote that holds only the files it wrote (see the module
-    docstring).  ``legacy``: file names by which folders written before markers existed are
-    recognised (e.g. the ``fingerprint.json`` of a dataset built by an earlier version); such a
-    folder is replaced as it was then.  ``owned``: ``final`` lies in the package's own cache (a
-    converted model): whatever is there is the package's, a leftover of an interrupted run."""
+    docstring).  ``legacy``: how a folder of ``kind`` written before markers existed is recognised,
+    and which of its files the package wrote (:func:`legacy_files`); it too is replaced only when it
+    holds nothing else.  ``owned``: ``final`` lies in the package's own cache (a converted model):
+    whatever is there is the package's, a leftover of an interrupted run."""
     path = Path(final).expanduser()
     real = _real(path)
     here = _real(Path.cwd())
@@ -109,10 +171,11 @@ def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out
         return
     marker = read_marker(path)
     if marker is None:
-        if any((path / name).is_file() for name in legacy):
-            return
-        raise ValueError(f"{flag} {final} already holds files the package did not write (no {MARKER}): it is never "
-                         f"replaced; nothing was written, give a new or empty folder for {flag}")
+        known = legacy(path) if legacy is not None else None
+        if known is None:
+            raise ValueError(f"{flag} {final} already holds files the package did not write (no {MARKER}): it is "
+                             f"never replaced; nothing was written, give a new or empty folder for {flag}")
+        marker = {"kind": kind, "files": list(known)}
     if marker["kind"] != kind:
         raise ValueError(f"{flag} {final} holds a {marker['kind']} the package wrote, not a {kind}: it is not replaced "
                          f"by one; nothing was written, give another folder for {flag}")
@@ -120,12 +183,13 @@ def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out
     if extra:
         listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         raise ValueError(f"{flag} {final} holds files the package did not write there ({listed}); they would be lost "
-                         f"with the folder, so it is not replaced: move them, or give another folder for {flag}")
+                         f"with the folder, so it is not replaced and nothing was written: move them, or give another "
+                         f"folder for {flag}")
 
 
 @contextmanager
 def replace_folder(final: str | os.PathLike, *, kind: str, flag: str = "--out", mode: int | None = 0o755,
-                   legacy: Sequence[str] = (), owned: bool = False) -> Iterator[Path]:
+                   legacy: Legacy | None = None, owned: bool = False) -> Iterator[Path]:
     """A new temporary folder beside ``final`` to write into; when the block ends without an
     error it gets the marker of ``kind`` (with every file written) and takes ``final``'s place by
     renaming (the old folder is renamed aside first and removed only once the new one is in

@@ -93,8 +93,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.add_argument("--design", default=None, metavar="DIR",
                    help="output folder of the `contstim generate design` run that was exported: gives the round its "
                         "targeted models (specs, roles) and their log-probabilities, its reference panel")
-    i.add_argument("--round-version", default="1", help="version of the round (default 1); the same round and version "
-                   "with other data is refused")
+    i.add_argument("--round-version", default="1", help="version of the round (default 1); each version has its own "
+                   "folder (NAME-vVERSION), so versions are kept side by side; the same round and version with other "
+                   "data is refused unless --replace")
+    i.add_argument("--replace", action="store_true", help="replace this round version's folder when it holds other "
+                   "data (never another round, another version or a folder the package did not write)")
     i.add_argument("--name", help="dataset name (default: contstim-EXPERIMENT)")
     i.add_argument("--min-catch-correct", type=int, default=11,
                    help="catch trials a participant must answer for the natural sentence (default 11, of 12)")
@@ -143,11 +146,12 @@ def _ingest(args) -> int:
 
     out = args.out if args.out is not None else default_datasets_dir()
     # the round's folder is replaced whole: never one that holds the database or the design
-    check_inputs_kept([("--out", Path(out) / dataset_name(args.experiment, args.name))],
+    check_inputs_kept([("--out", Path(out) / dataset_name(args.experiment, args.name, args.round_version))],
                       [("--db", args.db), ("--design", args.design)])
     result = ingest_to_dataset(args.db, out, args.experiment, name=args.name,
                                min_catch_correct=args.min_catch_correct, keep_incomplete=args.keep_incomplete,
-                               on_ingested=_print_participants, design=args.design, round_version=args.round_version)
+                               on_ingested=_print_participants, design=args.design, round_version=args.round_version,
+                               replace=args.replace)
     meta = read_meta(result.dataset_folder)
     print(f"wrote {len(result.trials)} trial rows to {result.dataset_folder} (source sha256 {result.db_sha256})")
     print(f"round {meta['identifier']} version {meta['version']} ({meta['date']}), fingerprint {meta['fingerprint']}; "
@@ -166,10 +170,11 @@ def _simulate(args) -> int:
                          "participant model says), one of the two")
     plan = None
     if args.plan is not None:
-        from ..experiment.plan_choices import plan_design, plan_trials
+        from ..experiment.plan_choices import PlanChooser, plan_design, plan_trials
         from ..results import read_plan
 
-        plan = plan_trials(read_plan(args.plan), plan_design(args.plan, args.design))
+        trials, models = plan_trials(read_plan(args.plan), plan_design(args.plan, args.design))
+        plan = lambda k: PlanChooser(trials, models, args.seed, k)  # noqa: E731
     settings = SimulationSettings(noise=args.noise, catch_failure_rate=args.catch_failure_rate, seed=args.seed)
     if args.wait:
         from ..experiment.simulate import wait_for
@@ -177,7 +182,7 @@ def _simulate(args) -> int:
         wait_for(args.url, args.wait)
     run = simulate(args.url, args.participants, args.model, settings, first_index=args.first,
                    datasets_dir=args.datasets, options=run_options(args), log=lambda msg: print(msg, flush=True),
-                   plan=plan)
+                   choosers=plan)
     failed = sum(p.catch_failures for p in run.participants)
     how = (f"the plan's participant model ({failed} catch trial(s) failed)" if plan else
            f"{run.model} (noise {settings.noise} nats, {failed} catch trial(s) failed)")

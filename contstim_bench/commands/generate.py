@@ -125,7 +125,8 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                                     "--pool` read.")
     o.add_argument("--corpus", required=True, nargs="+", metavar="FILE",
                    help="UTF-8 text files; each line is split into sentences after . ! or ? and white space")
-    o.add_argument("--out", required=True, metavar="POOL", help="the pool file to write (one sentence per line)")
+    o.add_argument("--out", required=True, metavar="POOL", help="the pool file to write (one sentence per line; "
+                   "replaced through a temporary file; never one of the inputs)")
     o.add_argument("--words", type=positive_int, default=8, metavar="N",
                    help="sentence length in words (default and paper: 8)")
     o.add_argument("--vocabulary", default="contstim", metavar="contstim|FILE|none",
@@ -189,6 +190,21 @@ def _pairing_args(p: argparse.ArgumentParser) -> None:
                    help="reference models for --candidates (NAME=SPEC allowed; precomputed:NAME only in `natural`)")
 
 
+def _model_files(models) -> list[tuple[str, str]]:
+    """(``--models``, path) of every local file the given models are read from."""
+    from ..driver import model_inputs
+    from ..scoring.named import parse_named_specs
+
+    if not models:
+        return []
+    return [i for m in parse_named_specs(models) for i in model_inputs(m.spec, "--models")]
+
+
+def _all_model_files(args) -> list[tuple[str, str]]:
+    return [i for flag in ("models", "candidates", "references")
+            for i in _model_files(getattr(args, flag, None)) if i]
+
+
 def _keep_inputs(output: str, written: tuple[str, ...], reads: list[tuple[str, str | None]]) -> None:
     """Refuse, before any work, a run whose files or folders ``written`` into ``output`` would
     overwrite one of its inputs ``reads`` (:func:`contstim_bench.staging.check_inputs_kept`)."""
@@ -205,7 +221,7 @@ def _synthetic(args) -> int:
     from ..generate.search_records import SearchSettings
 
     _keep_inputs(args.output, (RUN_FILE, JOBS_DIR, RUNNING_DIR, TRIPLETS_DATASET),
-                 [("--pool", args.pool), ("--vocabulary", args.vocabulary)])
+                 [("--pool", args.pool), ("--vocabulary", args.vocabulary), *_all_model_files(args)])
     set_threads(args.threads)
 
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold,
@@ -247,7 +263,8 @@ def _natural(args) -> int:
     from ..generate.natural_run import MODELS_FILE, POOL_ARRAYS, select_natural
     from ..generate.select_output import NATURAL_DATASET
 
-    _keep_inputs(args.output, (NATURAL_DATASET, POOL_ARRAYS, MODELS_FILE), [("--pool", args.pool)])
+    _keep_inputs(args.output, (NATURAL_DATASET, POOL_ARRAYS, MODELS_FILE), [("--pool", args.pool),
+                                                                          *_all_model_files(args)])
     set_threads(args.threads)
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
                           options=run_options(args), datasets_dir=args.datasets,
@@ -268,7 +285,9 @@ def _pool(args) -> int:
     from ..staging import check_inputs_kept
 
     check_inputs_kept([("--out", args.out)], [("--corpus", c) for c in args.corpus]
-                      + [("--exclude", args.exclude), ("--function-words", args.function_words)])
+                      + [("--exclude", args.exclude), ("--function-words", args.function_words),
+                         ("--vocabulary", args.vocabulary if args.vocabulary not in ("contstim", "none") else None)]
+                      + _model_files(args.models))
     from ..driver import set_threads
 
     set_threads(args.threads)

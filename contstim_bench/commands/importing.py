@@ -32,7 +32,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                                   "argument, e.g. the model's folder name)")
     e.add_argument("--output", metavar="FILE.json|DIR",
                    help="result file (one task) or folder of <benchmark>.json (default: results/<name>.json, or "
-                        "results/<name>/ for several tasks)")
+                        "results/<name>/ for several tasks); a file there is overwritten, never one inside OUTPUT_DIR")
     e.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     e.set_defaults(func=_lm_eval)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
@@ -41,12 +41,16 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _lm_eval(args) -> int:
     from ..harness_tasks.samples import describe_run, evaluate_run, read_run, run_name
     from ..results.io import default_output
+    from ..staging import check_inputs_kept
 
+    reads = [("OUTPUT_DIR", args.folder), ("--datasets", args.datasets)]
+    check_inputs_kept([("--output", args.output)], reads, folders=("OUTPUT_DIR",))  # never into the run it reads
     scorer, benchmarks, results_path = read_run(args.folder, args.task)  # read once
     output = args.output
     if output is None:
         stem = args.name or run_name(scorer)
         output = default_output(stem) if len(benchmarks) == 1 else default_output(stem).with_suffix("")
+        check_inputs_kept([("--output", output)], reads, folders=("OUTPUT_DIR",))
     results = evaluate_run(scorer, benchmarks, results_path, name=args.name, datasets_dir=args.datasets,
                            output=output, log=lambda msg: print(msg, file=sys.stderr))
     for ident, result in results.items():

@@ -59,7 +59,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     b = lsub.add_parser("build", help="render the static site from a results folder (verified and unverified "
                                       "entries in separate tables)")
     b.add_argument("--results", required=True, metavar="DIR", help="folder of result JSON files")
-    b.add_argument("--out", required=True, metavar="SITE", help="output folder (replaced if it is a previous site)")
+    b.add_argument("--out", required=True, metavar="SITE", help="output folder: written beside and renamed into place; an existing one is replaced only if it is a site this command wrote and holds nothing else")
     b.add_argument("--datasets", type=existing_folder, help="folder of built datasets (default: $CONTSTIM_DATASETS)")
     b.add_argument("--no-validate", action="store_true",
                    help="skip validating the results first (then nothing is verified: every entry is listed as unverified)")
@@ -154,7 +154,10 @@ def _build(args) -> int:
     from ..leaderboard.site import build_site
     from ..staging import check_inputs_kept
 
-    check_inputs_kept([("--out", args.out)], [("--results", args.results)])  # the site is replaced whole
+    # the site is replaced whole: never over what the command reads
+    check_inputs_kept([("--out", args.out)], [("--results", args.results), ("--datasets", args.datasets),
+                                              ("--models-folder", args.models_folder)],
+                      folders=("--results", "--datasets", "--models-folder"))
     out = build_site(args.results, args.out, validate=not args.no_validate, datasets_dir=args.datasets,
                      rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
                      models_folder=args.models_folder)

@@ -29,8 +29,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         ),
     )
     t.add_argument("--out", metavar="DIR",
-                   help="folder to write (default: ~/.cache/contstim_bench/lm_eval_tasks); a folder written "
-                        "before is replaced whole, a folder of other files is refused")
+                   help="folder to write (default: ~/.cache/contstim_bench/lm_eval_tasks): written beside and renamed "
+                        "into place; a folder this command wrote is replaced if it holds nothing else, any other "
+                        "folder (or one holding --datasets) is refused")
     t.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     t.set_defaults(func=_tasks)
     m = actions.add_parser(
@@ -59,6 +60,12 @@ def _model_args(args) -> int:
 def _tasks(args) -> int:
     from ..harness_tasks.folder import GROUP, write_task_folder
 
+    from ..harness_tasks.folder import default_task_folder
+    from ..staging import check_inputs_kept
+
+    # the task folder is replaced whole and its utils.py reads the datasets: never one inside the other
+    check_inputs_kept([("--out", args.out if args.out is not None else default_task_folder())],
+                      [("--datasets", args.datasets)], folders=("--datasets",))
     folder, names = write_task_folder(args.out, args.datasets, log=lambda msg: print(msg, file=sys.stderr))
     print(f"wrote the lm-eval task group {GROUP!r} ({', '.join(names)}) to {folder}", file=sys.stderr)
     print(folder)

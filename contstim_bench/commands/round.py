@@ -133,7 +133,7 @@ def _plan(args) -> int:
                            references=_specs(args.references), results=tuple(args.results),
                            leaderboard=args.leaderboard)
     reads = sources.inputs() + [("--pool", args.pool), ("--datasets", args.datasets)]
-    check_inputs_kept([("--out", args.out)], reads)  # before any model runs
+    check_inputs_kept([("--out", args.out)], reads, folders=("--leaderboard", "--datasets"))  # before any work
     check_replaceable(args.out, kind=PLAN_KIND)
     log = (lambda msg: None) if args.quiet else (lambda msg: print(msg, file=sys.stderr))
     options = run_options(args)

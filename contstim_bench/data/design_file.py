@@ -204,10 +204,22 @@ def write_design(design: pd.DataFrame, path: str | os.PathLike) -> Path:
     return path
 
 
+MAX_DESIGN_BYTES = 1 << 30
+"""Largest design file read (bytes)."""
+
+
 def _design_file(path: Path) -> Path:
+    from ..staging import regular_file
+
+    return regular_file(_find_design_file(path), MAX_DESIGN_BYTES, "design file")
+
+
+def _find_design_file(path: Path) -> Path:
     if path.is_file():
         return path
     if not path.is_dir():
+        if path.exists():
+            return path  # a FIFO, a device: named by regular_file
         raise FileNotFoundError(f"design {path} does not exist (a parquet file or a folder holding one)")
     for candidate in (path / "design.parquet", path / "design"):
         if candidate.is_file():

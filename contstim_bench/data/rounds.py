@@ -38,6 +38,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..staging import regular_file
 from .paths import default_datasets_dir
 from .writer import dataset_fingerprint, parquet_table_digest
 
@@ -48,6 +49,9 @@ PREFIX = "contstim."
 FINGERPRINT_TABLES = ("trials", "design", "models", "logprobs")
 """The tables a round's fingerprint covers (see the module docstring)."""
 RESERVED = ("main", "pll")
+MAX_META_BYTES = 16 << 20
+MAX_TABLE_BYTES = 4 << 30
+"""Largest ``round.json`` read (bytes)."""
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 
 
@@ -81,8 +85,9 @@ def round_fingerprint(folder: str | os.PathLike, name: str) -> str:
     digests = {}
     for config in FINGERPRINT_TABLES:
         path = folder / config / f"{name}.parquet"
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"round {identifier_of(name)}: table {path} is missing")
+        regular_file(path, MAX_TABLE_BYTES, f"round {identifier_of(name)}: table")
         digests[f"{config}/{name}"] = parquet_table_digest(path)
     return dataset_fingerprint(digests)
 
@@ -124,12 +129,14 @@ class RoundData:
 
 def read_meta(folder: str | os.PathLike) -> dict:
     """The parsed ``round.json`` of a round folder; FileNotFoundError/ValueError name the problem."""
+    from ..staging import read_bounded
+
     path = Path(folder) / ROUND_FILE
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{folder} is not a round of the contstim benchmark (no {ROUND_FILE})")
     try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
+        meta = json.loads(read_bounded(path, MAX_META_BYTES, "round file").decode("utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{path} is not valid JSON: {exc}") from None
     if not isinstance(meta, dict) or meta.get("format") != ROUND_FORMAT:
         raise ValueError(f"{path}: not a {ROUND_FORMAT} file")
@@ -145,22 +152,34 @@ def read_meta(folder: str | os.PathLike) -> dict:
     return meta
 
 
+def version_key(version: str) -> tuple:
+    """Order of round versions: numbers as numbers (``2`` before ``10``), text as text."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", version) if part)
+
+
 def discover_rounds(datasets_dir: str | os.PathLike | None = None) -> dict[str, Path]:
     """Round identifier -> folder for every round directly under ``datasets_dir`` (default
-    ``$CONTSTIM_DATASETS``), or ``datasets_dir`` itself when it is a round folder.  ValueError
-    when two folders hold the same round identifier, or for a malformed ``round.json``."""
+    ``$CONTSTIM_DATASETS``), or ``datasets_dir`` itself when it is a round folder.  The versions of
+    a round are kept side by side (``contstim-web2026``, ``contstim-web2026-v2``): the identifier
+    names its latest version (:func:`version_key`); an earlier one is evaluated by giving its own
+    folder as the datasets folder.  ValueError when two folders hold the same round and version, or
+    for a malformed ``round.json``."""
     root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
     if not root.is_dir():
         return {}
     folders = [root] if (root / ROUND_FILE).is_file() else sorted(p for p in root.iterdir() if (p / ROUND_FILE).is_file())
-    found: dict[str, Path] = {}
+    found: dict[str, tuple[str, Path]] = {}
     for folder in folders:
         meta = read_meta(folder)
-        ident = meta["identifier"]
+        ident, version = meta["identifier"], meta["version"]
         if ident in found:
-            raise ValueError(f"round {ident} is in two folders of {root}: {found[ident]} and {folder}; keep one")
-        found[ident] = folder
-    return found
+            if found[ident][0] == version:
+                raise ValueError(f"round {ident} version {version} is in two folders of {root}: {found[ident][1]} and "
+                                 f"{folder}; keep one")
+            if version_key(version) < version_key(found[ident][0]):
+                continue
+        found[ident] = (version, folder)
+    return {ident: folder for ident, (_, folder) in found.items()}
 
 
 def find_round(identifier: str, datasets_dir: str | os.PathLike | None = None) -> Path:

@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from ..staging import replace_folder
+from ..staging import legacy_files, replace_folder
 
 FINGERPRINT_FILE = "fingerprint.json"
 
@@ -207,6 +207,21 @@ def _card(spec: DatasetSpec, files: dict[tuple[str, str], str], fingerprint: str
     return "\n".join(lines)
 
 
+def _dataset_files(folder: Path) -> list[str]:
+    """The files an earlier version wrote in a dataset folder: its card, ``fingerprint.json`` and
+    the parquet files that lists."""
+    try:
+        meta = json.loads((folder / FINGERPRINT_FILE).read_text(encoding="utf-8"))
+        tables = list(meta.get("parquet_sha256", {}))
+    except (OSError, ValueError, AttributeError):
+        tables = []
+    return [FINGERPRINT_FILE, "README.md", *tables]
+
+
+LEGACY_DATASET = legacy_files(FINGERPRINT_FILE, written=_dataset_files)
+"""A dataset folder written before the output marker: its ``fingerprint.json`` and the files it lists."""
+
+
 def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike, flag: str = "--out") -> Path:
     """Write ``spec`` to ``out_dir/<name>`` atomically (a temporary folder renamed into place;
     :func:`contstim_bench.staging.replace_folder`: an existing folder there is replaced only if it
@@ -228,8 +243,7 @@ def write_dataset(spec: DatasetSpec, out_dir: str | os.PathLike, flag: str = "--
                         f"undocumented columns {missing}, documented but absent {extra}"
                     )
     final = out_dir / spec.name
-    # a dataset folder written by an earlier version has its fingerprint.json, no marker
-    with replace_folder(final, kind="dataset", flag=flag, mode=None, legacy=(FINGERPRINT_FILE,)) as tmp:
+    with replace_folder(final, kind="dataset", flag=flag, mode=None, legacy=LEGACY_DATASET) as tmp:
         files: dict[tuple[str, str], str] = {}
         tables: dict[str, str] = {}
         file_sha256: dict[str, str] = {}

@@ -292,16 +292,18 @@ def dataset_spec(result: IngestResult, db_path: str | os.PathLike, experiment: s
     )
 
 
-def dataset_name(experiment: str, name: str | None = None) -> str:
+def dataset_name(experiment: str, name: str | None = None, version: str = "1") -> str:
     """The folder name of an ingested round inside its datasets folder: ``name``, by default
-    ``contstim-<experiment>``."""
-    return name or f"contstim-{experiment}"
+    ``contstim-<experiment>``, with ``-v<version>`` for a version other than 1 (the versions of a
+    round are kept side by side)."""
+    base = name or f"contstim-{experiment}"
+    return base if version == "1" else f"{base}-v{version}"
 
 
 def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: str | os.PathLike, experiment: str,
                    *, name: str | None = None, min_catch_correct: int = MIN_CATCH_CORRECT,
                    keep_incomplete: bool = False, design: str | os.PathLike | None = None,
-                   round_version: str = "1") -> Path:
+                   round_version: str = "1", replace: bool = False) -> Path:
     """Write an :func:`ingest` result to ``out_dir/<name>`` (default ``contstim-<experiment>``),
     dated now (UTC), as round ``contstim.<experiment>`` version ``round_version`` of the
     benchmark; sets and returns ``result.dataset_folder``.
@@ -309,7 +311,8 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
     ``design``: the output folder of the ``contstim generate design`` run that was exported (it
     must be the design the database served); it gives the round its targeted models' specs and
     log-probabilities.  ValueError for another design, or for the same round and version already
-    in ``out_dir`` with other data."""
+    in ``out_dir`` with other data (unless ``replace``); other versions are kept, each in its own
+    folder (:func:`dataset_name`)."""
     from .round_writer import check_same_design, round_meta, round_models, served_design, served_meta, write_round
 
     if not isinstance(round_version, str) or not round_version.strip() or any(c.isspace() for c in round_version):
@@ -326,14 +329,14 @@ def write_ingested(result: IngestResult, db_path: str | os.PathLike, out_dir: st
 
         check_same_design(served, read_design(design), str(design))
     models, logprobs = round_models(served, design)
-    spec = dataset_spec(result, db_path, experiment, dataset_name(experiment, name), min_catch_correct,
+    spec = dataset_spec(result, db_path, experiment, dataset_name(experiment, name, round_version), min_catch_correct,
                         keep_incomplete, ingested_at, round_parts=(round_version, served, models, logprobs))
 
     def meta_for(fingerprint: str) -> dict:
         return round_meta(experiment, round_version, ingested_at, fingerprint, result, served, models, db_meta,
                           design, min_catch_correct, keep_incomplete)
 
-    result.dataset_folder = write_round(spec, out_dir, experiment, meta_for)
+    result.dataset_folder = write_round(spec, out_dir, experiment, meta_for, replace=replace)
     return result.dataset_folder
 
 
@@ -348,6 +351,7 @@ def ingest_to_dataset(
     on_ingested: Callable[[IngestResult], None] | None = None,
     design: str | os.PathLike | None = None,
     round_version: str = "1",
+    replace: bool = False,
 ) -> IngestResult:
     """:func:`ingest` then :func:`write_ingested` (what ``contstim experiment ingest`` runs).
 
@@ -357,5 +361,5 @@ def ingest_to_dataset(
     if on_ingested is not None:
         on_ingested(result)
     write_ingested(result, db_path, out_dir, experiment, name=name, min_catch_correct=min_catch_correct,
-                   keep_incomplete=keep_incomplete, design=design, round_version=round_version)
+                   keep_incomplete=keep_incomplete, design=design, round_version=round_version, replace=replace)
     return result

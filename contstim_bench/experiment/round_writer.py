@@ -32,6 +32,7 @@ import pyarrow as pa
 from .._version import __version__
 from ..data.rounds import ROUND_FILE, ROUND_FORMAT, ROUND_FORMAT_VERSION, identifier_of, read_meta, round_fingerprint
 from ..data.design_file import DESIGN_COLUMNS, validate_design
+from ..staging import check_replaceable, legacy_files, replace_folder
 from ..study import TARGET_COLUMNS
 
 
@@ -229,38 +230,58 @@ def card_lines(name: str, version: str, models: pd.DataFrame, design: pd.DataFra
     return lines
 
 
-def install_round(tmp_folder: Path, final: Path, meta: dict) -> Path:
-    """Write ``round.json`` into the freshly written ``tmp_folder`` and move it to ``final``,
-    refusing to replace the same round and version holding other data."""
+ROUND_KIND = "round"
+
+
+def _round_files(folder: Path) -> list[str]:
+    from ..data.writer import _dataset_files
+
+    return [ROUND_FILE, *_dataset_files(folder)]
+
+
+LEGACY_ROUND = legacy_files(ROUND_FILE, "fingerprint.json", written=_round_files)
+"""A round written before the output marker: its ``round.json``, ``fingerprint.json`` and the files that lists."""
+
+
+def check_round_target(final: Path, meta: dict, replace: bool = False) -> None:
+    """Refuse to write round ``meta`` over ``final`` (ValueError): another round or another version
+    is never replaced (versions live side by side, each in its own folder); the same round and
+    version with other data only with ``replace``; a folder that is no round the package wrote,
+    or that holds other files, never."""
     if (final / ROUND_FILE).is_file():
         old = read_meta(final)
-        if (old["identifier"], old["version"]) == (meta["identifier"], meta["version"]) \
-                and old["fingerprint"] != meta["fingerprint"]:
+        if (old["identifier"], old["version"]) != (meta["identifier"], meta["version"]):
+            raise ValueError(f"{final} holds round {old['identifier']} version {old['version']}: it is never replaced by "
+                             f"{meta['identifier']} version {meta['version']}; give another --name or --out")
+        if old["fingerprint"] != meta["fingerprint"] and not replace:
             raise ValueError(
                 f"{final} holds round {meta['identifier']} version {meta['version']} with other data (fingerprint "
                 f"{old['fingerprint'][:16]}..., now {meta['fingerprint'][:16]}...); ingest it as a new version "
-                f"(--round-version) or under another --experiment name")
-    elif final.exists() and any(final.iterdir()) and not (final / "fingerprint.json").is_file():
-        raise ValueError(f"{final} exists and is not a dataset folder; choose another --out or --name")
-    (tmp_folder / ROUND_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    if final.exists():
-        shutil.rmtree(final)
-    os.replace(tmp_folder, final)
-    return final
+                f"(--round-version; versions are kept side by side) or under another --experiment name, or replace "
+                f"this version with --replace")
+    check_replaceable(final, kind=ROUND_KIND, flag="--out", legacy=LEGACY_ROUND)
 
 
-def write_round(spec, out_dir: str | os.PathLike, name: str, meta_for) -> Path:
+def write_round(spec, out_dir: str | os.PathLike, name: str, meta_for, *, replace: bool = False) -> Path:
     """Write the dataset ``spec`` as round ``name`` into ``out_dir/<spec.name>``: written to a
-    temporary folder first, fingerprinted, then ``round.json`` (``meta_for(fingerprint)``) added
-    and the folder moved into place by :func:`install_round`."""
+    temporary folder first and fingerprinted; ``round.json`` (``meta_for(fingerprint)``) added;
+    :func:`check_round_target` decides whether ``out_dir/<spec.name>`` may take it; then the folder
+    is written beside it and renamed into place (:func:`contstim_bench.staging.replace_folder`)."""
     from ..data.writer import write_dataset
+    from ..staging import MARKER
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    final = out / spec.name
+    check_replaceable(final, kind=ROUND_KIND, flag="--out", legacy=LEGACY_ROUND)  # before any work
     staging = Path(tempfile.mkdtemp(prefix=f".{spec.name}-round-", dir=out))
     try:
         written = write_dataset(spec, staging)
         meta = meta_for(round_fingerprint(written, name))
-        return install_round(written, out / spec.name, meta)
+        check_round_target(final, meta, replace)
+        with replace_folder(final, kind=ROUND_KIND, flag="--out", legacy=LEGACY_ROUND) as tmp:
+            shutil.copytree(written, tmp, dirs_exist_ok=True, ignore=shutil.ignore_patterns(MARKER))
+            (tmp / ROUND_FILE).write_text(json.dumps(meta, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+        return final
     finally:
         shutil.rmtree(staging, ignore_errors=True)

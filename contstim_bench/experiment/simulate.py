@@ -36,6 +36,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 from urllib.parse import urljoin
 
 import numpy as np
@@ -78,6 +79,17 @@ def rating_for(value: float, right: bool) -> int:
     """The button for a decision ``value`` (|log-ratio + noise|, nats) and side."""
     level = 3 if value >= CONFIDENCE_NATS[1] else 2 if value >= CONFIDENCE_NATS[0] else 1
     return 3 + level if right else 4 - level
+
+
+class Answers(Protocol):
+    """What answers a served trial for a simulated participant: :class:`Chooser` (a language model's
+    choices) or :class:`.plan_choices.PlanChooser` (a round plan's participant model)."""
+
+    catch_trials: int
+    catch_failures: int
+
+    def answer(self, left: str, right: str) -> tuple[int, float]:
+        """(rating 1..6, reaction time in ms) for one trial."""
 
 
 class Chooser:
@@ -178,7 +190,7 @@ def wait_for(url: str, seconds: float) -> None:
             time.sleep(0.2)
 
 
-def run_participant(client: ApiClient, chooser: Chooser, external_id: str) -> SimulatedParticipant:
+def run_participant(client: ApiClient, chooser: Answers, external_id: str) -> SimulatedParticipant:
     """One participant from arrival to the end page, through the API."""
     created = client.call("POST", "api/participants", {"external_id": external_id})
     token = created["token"]
@@ -197,12 +209,14 @@ def run_participant(client: ApiClient, chooser: Chooser, external_id: str) -> Si
 
 def simulate(url: str, participants: int, model, settings: SimulationSettings | None = None, *,
              first_index: int = 0, datasets_dir=None, options: RunOptions = RunOptions(),
-             log: Callable[[str], None] | None = None, plan: tuple | None = None) -> SimulationRun:
+             log: Callable[[str], None] | None = None,
+             choosers: Callable[[int], Answers] | None = None) -> SimulationRun:
     """Run ``participants`` simulated participants (numbers ``first_index`` ..) against the
     experiment served at ``url``, their choices following ``model`` (a model spec or a ready
     log-probability scorer) loaded with ``options`` (:class:`RunOptions`; no progress bars); see
-    the module docstring.  ``plan``: (trials, models) of :func:`.plan_choices.plan_trials`, for
-    participants who answer as a round's plan says people do (``model`` is then None).
+    the module docstring.  ``choosers``: participant number -> its chooser, for participants who
+    answer otherwise (:class:`.plan_choices.PlanChooser`: as a round's plan says people do;
+    ``model`` is then None).
     RuntimeError names a server that cannot be reached or refuses a request."""
     from ..scoring.protocols import require_logprobs
     from ..scoring.registry import ScoringContext, load_scorer
@@ -213,12 +227,10 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
     log = log or (lambda msg: None)
     client = ApiClient(url)
     client.call("GET", "api/config")  # fail early, before loading the model
-    if plan is not None:
-        from .plan_choices import PlanChooser
-
+    if choosers is not None:
         run = SimulationRun(url, "the plan's participant model", settings)
         for k in range(first_index, first_index + participants):
-            p = run_participant(client, PlanChooser(*plan, settings.seed, k), f"{EXTERNAL_ID_PREFIX}-{settings.seed}-{k}")
+            p = run_participant(client, choosers(k), f"{EXTERNAL_ID_PREFIX}-{settings.seed}-{k}")
             run.participants.append(p)
             log(f"participant {p.external_id}: {p.n_trials} trials, {p.catch_failures} of {p.catch_trials} "
                 f"catch trials failed")

@@ -16,7 +16,8 @@ import os
 from pathlib import Path
 
 from ..analysis.synthesis_paths import synthesis_panel
-from ..results.io import ValidationError, parse_json
+from ..results.io import MAX_BYTES, ValidationError, parse_json
+from ..staging import read_bounded
 from .synthetic_run import JOBS_DIR, record_checksum
 
 
@@ -32,7 +33,7 @@ def run_rows(output: str | os.PathLike) -> list[dict]:
     rows = []
     for path in paths:
         try:
-            record = parse_json(path.read_bytes(), str(path))
+            record = parse_json(read_bounded(path, MAX_BYTES, "job file"), str(path))
         except ValidationError as exc:
             raise ValueError(f"job file {path} is unreadable ({'; '.join(exc.problems)})") from None
         if not isinstance(record, dict) or record.get("sha256") != record_checksum(record) \

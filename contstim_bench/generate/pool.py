@@ -40,6 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..scoring.run_options import RunOptions
+from ..staging import read_bounded, regular_file
+
+MAX_CORPUS_BYTES = 64 << 30
+"""Largest corpus file read (bytes); it is read line by line."""
+MAX_WORD_LIST_BYTES = 64 << 20
+"""Largest word list read (bytes)."""
 
 FILTERS = ("length", "vocabulary", "excluded", "model_vocabulary", "repeated", "duplicate")
 """The filters of :func:`build_pool`, in the order they apply."""
@@ -69,9 +75,10 @@ def corpus_sentences(paths: Sequence[str | os.PathLike]) -> Iterator[str]:
         if p.is_dir():
             raise IsADirectoryError(f"corpus {p} is a folder: give its text files (`contstim generate pool --corpus "
                                     f"{p}/*.txt`)")
-        if not p.is_file():
+        if not p.exists():
             raise FileNotFoundError(f"corpus file not found: {p} (a UTF-8 text file)")
-        with p.open(encoding="utf-8") as fh:
+        regular_file(p, MAX_CORPUS_BYTES, "corpus file")  # never a FIFO or a device
+        with p.open(encoding="utf-8-sig") as fh:  # a leading byte-order mark is no part of the first sentence
             try:
                 for line in fh:
                     for part in _BOUNDARY.split(line.strip()):
@@ -86,10 +93,14 @@ def read_word_list(path: str | os.PathLike) -> frozenset[str]:
     """Lower-cased words of a text file, one per line (blank lines and ``#`` comments skipped).
     ValueError names a line that holds more than one word."""
     p = Path(path).expanduser()
-    if not p.is_file():
+    if not p.exists():
         raise FileNotFoundError(f"word list not found: {p} (one word per line)")
     words = set()
-    for n, line in enumerate(p.read_text(encoding="utf-8").splitlines(), 1):
+    try:
+        text = read_bounded(p, MAX_WORD_LIST_BYTES, "word list").decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"word list {p} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    for n, line in enumerate(text.splitlines(), 1):
         text = line.split("#", 1)[0].strip()
         if not text:
             continue

@@ -32,6 +32,7 @@ import hashlib
 import itertools
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -39,7 +40,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ..results.io import ValidationError, parse_json
+from ..results.io import MAX_BYTES, ValidationError, parse_json
+from ..staging import read_bounded
 from ..scoring.run_options import RunOptions
 from .inputs import StartSentence, Vocabulary, choose_start_sentences, load_pool, load_vocabulary
 from .pairing import ModelEntry, check_can_synthesize, pairing
@@ -181,7 +183,7 @@ def check_or_write_run_record(plan: RunPlan) -> bool:
     path = plan.output / RUN_FILE
     if path.exists():
         try:
-            old = parse_json(path.read_bytes(), str(path))
+            old = parse_json(read_bounded(path, MAX_BYTES, "run record"), str(path))
         except ValidationError as exc:
             raise ValueError(f"{path} is not a valid run record ({'; '.join(exc.problems)}); remove the folder or "
                              f"choose another `contstim generate synthetic --output`") from None
@@ -290,7 +292,7 @@ def read_job(path: Path, job: Job, models: Sequence[ModelEntry] | None = None) -
     checksum (edited or damaged), belongs to another job or does not record the fingerprints of
     the job's two models (``models``: the run's models)."""
     try:
-        record = parse_json(path.read_bytes(), str(path))  # size, depth and duplicate-key limits
+        record = parse_json(read_bounded(path, MAX_BYTES, "job file"), str(path))  # size, depth, duplicate keys
     except OSError as exc:
         raise ValueError(f"job file {path} is unreadable ({exc}); delete it to redo the job") from None
     except ValidationError as exc:
@@ -350,7 +352,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     if isinstance(lockstep, bool) or not isinstance(lockstep, int) or lockstep < 1:
         raise ValueError(f"lockstep must be a positive number of searches, got {lockstep!r}")
     from ..progress import interactive, progress_bar
-    from ..scoring.parallel import launch_state
+    from ..scoring.parallel import launch_line, launch_state
 
     state = launch_state()  # CPU processes too (a bare PartialState() would see one process without a GPU)
     main = state.is_main_process
@@ -368,7 +370,10 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
 
     jobs = plan.jobs
     recorded = recorded_fingerprints(plan)  # every finished job file checked before any work
-    mine = [jobs[k] for k in shard(len(jobs), state.num_processes, state.process_index)]
+    share = shard(len(jobs), state.num_processes, state.process_index)
+    mine = [jobs[k] for k in share]
+    if progress:  # every process says which jobs it runs: a launch that did not split is seen at once
+        print(launch_line(state.process_index, state.num_processes, share, len(jobs)), file=sys.stderr)
     todo = [job for job in mine if not (jobs_dir / f"{job.key}.json").exists()]
     device = plan.record["device"]
     if device is None and state.device.type != "cpu":

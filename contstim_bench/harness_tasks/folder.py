@@ -19,12 +19,17 @@ import os
 from pathlib import Path
 
 from .._version import __version__
-from ..staging import check_replaceable, replace_folder
+from ..staging import check_replaceable, legacy_files, replace_folder
 from .metrics import FIELDS, task_metrics
 
 MARKER = ".contstim-lm-eval-tasks"
 """How task folders written before the package's output marker (:data:`contstim_bench.staging.MARKER`) are recognised."""
 TASK_FOLDER_KIND = "lm-eval task folder"
+LEGACY_TASKS = legacy_files(MARKER, written=lambda folder: [MARKER, "utils.py", *(
+    str(p.relative_to(folder)) for p in folder.glob("*.yaml")), *(
+    str(p.relative_to(folder)) for p in folder.glob("__pycache__/*"))])
+"""A task folder written before the output marker: its old marker, ``utils.py``, the YAML files
+and what Python compiled from ``utils.py``."""
 """A file in every folder :func:`write_task_folder` writes: only such a folder is replaced."""
 
 GROUP = "contstim"
@@ -44,7 +49,39 @@ def task_name(benchmark: str) -> str:
 
 
 def _py(name: str) -> str:
-    return "".join(c if c.isalnum() else "_" for c in name)
+    """A Python name for ``name``, one-to-one: letters and digits kept, ``_`` written ``_u``, ``-``
+    ``_d``, ``.`` ``_`` and any other character ``_x<hex>_`` (rounds ``ra-b`` and ``ra_b`` get
+    different functions)."""
+    out = []
+    for c in name:
+        out.append(c if c.isascii() and c.isalnum() else {"_": "_u", "-": "_d", ".": "_"}.get(c, f"_x{ord(c):x}_"))
+    return "".join(out)
+
+
+def _metric_py(metric: str) -> str:
+    """A metric's part of a function name (the package's own metric names, distinct as they are)."""
+    return "".join(c if c.isalnum() else "_" for c in metric)
+
+
+def function_stem(benchmark: str) -> str:
+    """The stem of a benchmark's functions in ``utils.py``: ``contstim.pll`` -> ``contstim_pll``."""
+    return _py(benchmark)
+
+
+def check_task_names(benchmarks) -> None:
+    """ValueError naming the benchmarks whose task or function names would collide (with each other,
+    with the group ``contstim`` or its tag ``contstim_tasks``): lm-eval would silently report one for
+    the other."""
+    taken = {GROUP: f"the task group {GROUP!r}", f"{GROUP}_tasks": f"the group's tag {GROUP}_tasks"}
+    stems: dict[str, str] = {}
+    for b in benchmarks:
+        name, stem = task_name(b), function_stem(b)
+        if name in taken:
+            raise ValueError(f"{b}: its lm-eval task name {name!r} is {taken[name]}; lm-eval would drop or mix it up. "
+                             f"Rename the round (ingest it again with another --experiment)")
+        if stem in stems:
+            raise ValueError(f"{b} and {stems[stem]} would get the same functions in utils.py ({stem})")
+        taken[name], stems[stem] = f"the task of {b}", b
 
 
 def _q(value) -> str:
@@ -73,7 +110,7 @@ def present_benchmarks(datasets_dir: str | os.PathLike | None, log=lambda msg: N
 
 
 def _task_yaml(benchmark: str, version: str, metrics: dict[str, tuple[str, str]], fingerprint: str | None) -> str:
-    name, fn = task_name(benchmark), _py(task_name(benchmark))
+    name, fn = task_name(benchmark), function_stem(benchmark)
     lines = [
         f"# written by `contstim lm-eval tasks` (contstim-bench {__version__}): regenerate it rather than edit it",
         f"task: {name}",
@@ -90,7 +127,7 @@ def _task_yaml(benchmark: str, version: str, metrics: dict[str, tuple[str, str]]
     ]
     for metric, (_, field) in metrics.items():
         lines += [f"  - metric: {metric}",
-                  f"    aggregation: !function utils.agg_{fn}__{_py(metric)}",
+                  f"    aggregation: !function utils.agg_{fn}__{_metric_py(metric)}",
                   f"    higher_is_better: {'true' if FIELDS[field][1] else 'false'}"]
     lines += ["metadata:",
               f"  version: {_q(f'{TASK_VERSION}.{version}')}",
@@ -113,14 +150,14 @@ def _utils_py(benchmarks: dict[str, tuple[str, dict]], datasets_dir: str | None)
         '"""The datasets folder the tasks read (None: $CONTSTIM_DATASETS or the default)."""',
     ]
     for benchmark, (_, metrics) in benchmarks.items():
-        fn = _py(task_name(benchmark))
+        fn = function_stem(benchmark)
         out += ["", "", f"METRICS_{fn} = {list(metrics)!r}", "", "",
                 f"def docs_{fn}(**kwargs):",
                 f"    return hooks.docs({benchmark!r}, DATASETS)", "", "",
                 f"def process_results_{fn}(doc, results):",
                 f"    return hooks.process_results(doc, results, METRICS_{fn})"]
         for metric, (condition, field) in metrics.items():
-            out += ["", "", f"def agg_{fn}__{_py(metric)}(items):",
+            out += ["", "", f"def agg_{fn}__{_metric_py(metric)}(items):",
                     f"    return hooks.aggregate({benchmark!r}, DATASETS, {condition!r}, {field!r}, items)"]
     return "\n".join(out) + "\n"
 
@@ -136,14 +173,15 @@ def write_task_folder(out: str | os.PathLike | None = None, datasets_dir: str | 
     from ..study import EXPERIMENTS
 
     folder = Path(out) if out is not None else default_task_folder()
-    check_replaceable(folder, kind=TASK_FOLDER_KIND, legacy=(MARKER,))  # before any work
+    check_replaceable(folder, kind=TASK_FOLDER_KIND, legacy=LEGACY_TASKS)  # before any work
     datasets = Path(datasets_dir if datasets_dir is not None else default_datasets_dir()).resolve()
     found = present_benchmarks(datasets, log)
     if not found:
         raise FileNotFoundError(f"no experiment or round has data in {datasets}: build the datasets with "
                                 "`contstim data build --only contstim`")
+    check_task_names(found)
     tasks = {b: (version, task_metrics(conds)) for b, (version, conds) in found.items()}
-    with replace_folder(folder, kind=TASK_FOLDER_KIND, mode=0o755, legacy=(MARKER,)) as tmp:
+    with replace_folder(folder, kind=TASK_FOLDER_KIND, mode=0o755, legacy=LEGACY_TASKS) as tmp:
         for benchmark, (version, metrics) in tasks.items():
             # the paper's experiments are read from the contstim dataset; a round records its own
             fp = dataset_fingerprint("contstim", datasets) if benchmark.removeprefix("contstim.") in EXPERIMENTS \

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 
 from ..results.io import MAX_BYTES, parse_json
+from ..staging import read_bounded, regular_file
 
 MAX_SAMPLES_BYTES = 512 * 1024 * 1024
 """Largest samples file read (bytes)."""
@@ -52,9 +53,7 @@ def find_run(folder: str | os.PathLike, tasks: list[str] | None = None) -> tuple
     folder = Path(folder)
     candidates = []
     for path in _results_files(folder):
-        if path.stat().st_size > MAX_BYTES:
-            raise ValueError(f"{path} is {path.stat().st_size:,} bytes, more than the {MAX_BYTES:,} accepted")
-        data = parse_json(path.read_bytes(), str(path))
+        data = parse_json(read_bounded(path, MAX_BYTES, "lm-eval results file"), str(path))
         found = _contstim_tasks(data)
         if tasks:
             unknown = [t for t in tasks if t not in found]
@@ -73,19 +72,17 @@ def samples_file(results_path: Path, task: str) -> Path:
     """``samples_<task>_<time>.jsonl`` of the run whose results file is ``results_path``."""
     stamp = results_path.stem.removeprefix("results_")
     path = results_path.with_name(f"samples_{task}_{stamp}.jsonl")
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"{path} is missing: lm_eval ran {task} without --log_samples, whose per-sentence "
                                 "log-likelihoods the import needs (run lm_eval again with --log_samples)")
-    return path
+    return regular_file(path, MAX_SAMPLES_BYTES, "lm-eval samples file")
 
 
 def sample_logprobs(path: Path) -> dict[str, float]:
     """{sentence: log-likelihood} of one samples file.  ValueError names the line of a record that
     is not a contstim document with two finite log-likelihoods of its two sentences from an empty
     context, and a sentence given two different values."""
-    size = path.stat().st_size
-    if size > MAX_SAMPLES_BYTES:
-        raise ValueError(f"{path} is {size:,} bytes, more than the {MAX_SAMPLES_BYTES:,} accepted")
+    regular_file(path, MAX_SAMPLES_BYTES, "lm-eval samples file")
     out: dict[str, float] = {}
     with path.open("rb") as fh:
         for number, raw in enumerate(fh, start=1):
@@ -105,8 +102,11 @@ def sample_logprobs(path: Path) -> dict[str, float]:
                 if asked != list(sentences) or any(c != "" for c in contexts):
                     raise ValueError(f"{where}: the requests were not the pair's two sentences from an empty context")
             for sentence, resp in zip(sentences, resps):
+                first = resp[0] if isinstance(resp, list) and resp else resp
                 try:
-                    value = float(resp[0] if isinstance(resp, list) else resp)
+                    if isinstance(first, bool):  # JSON true/false is no log-likelihood (float(False) would be 0.0)
+                        raise TypeError
+                    value = float(first)
                 except (TypeError, ValueError, IndexError):
                     raise ValueError(f"{where}: log-likelihood of {sentence!r} is not a number: {resp!r}") from None
                 if not math.isfinite(value) or value > 0:
@@ -120,13 +120,25 @@ def sample_logprobs(path: Path) -> dict[str, float]:
 
 
 def _model_args(config: dict) -> dict[str, str]:
+    """The run's model arguments as spec options.  A nested value (lm-eval records
+    ``--model_args '{"model_kwargs": {...}}'`` as a dict) is written as JSON, and a name that carries
+    a credential at any depth is refused (:func:`~contstim_bench.scoring.credentials.nested_secret`)."""
+    import json
+
+    from ..scoring.credentials import ENV_HINT, nested_secret
+
     args = config.get("model_args")
     if isinstance(args, str):  # lm-eval's command-line form: a=1,b=2
         pairs = [a.split("=", 1) for a in args.split(",") if a]
-        return {k.strip(): v.strip() for k, v in (p if len(p) == 2 else (p[0], "") for p in pairs)}
-    if isinstance(args, dict):
-        return {str(k): str(v) for k, v in args.items()}
-    return {}
+        args = {k.strip(): v.strip() for k, v in (p if len(p) == 2 else (p[0], "") for p in pairs)}
+    if not isinstance(args, dict):
+        return {}
+    secret = nested_secret(args)
+    if secret is not None:
+        raise ValueError(f"the run's model arguments hold {secret!r}, a credential that would be copied into the result "
+                         f"file; {ENV_HINT}")
+    return {str(k): v if isinstance(v, str) else json.dumps(v, sort_keys=True) if isinstance(v, (dict, list))
+            else str(v) for k, v in args.items()}
 
 
 def run_scorer(results_path: Path, results: dict, tasks: dict[str, dict]):

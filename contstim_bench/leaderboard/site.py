@@ -36,6 +36,20 @@ from .policy import grouped_matrices, grouped_rows, load_entries
 from ..analysis.ranking import SHOWN_DIGITS
 from .table import COLUMNS, overview_rows, panels, rows_to_csv
 from .validate import RESCORE_TOLERANCE, ValidationError, load_file, result_paths, validate_files
+from ..staging import legacy_files
+
+SITE_KIND = "leaderboard site"
+SITE_PARTS = ("index.html", "matrix.html", "data.js", "style.css", "app.js")
+
+
+def _site_files(folder: Path) -> list[str]:
+    return [*SITE_PARTS, *(str(p.relative_to(folder)) for sub in ("models", "export", "results")
+                           for p in (folder / sub).rglob("*") if p.is_file())]
+
+
+LEGACY_SITE = legacy_files(*SITE_PARTS, contains=("data.js", '"generated_by": "contstim-bench'), written=_site_files)
+"""A site written before the output marker: its pages, data.js (which names the package) and what
+its models/, export/ and results/ folders hold."""
 
 STATIC = Path(__file__).with_name("static")
 TITLE = "contstim-bench leaderboard"
@@ -343,22 +357,28 @@ def build_site(
     Entries come from :func:`.policy.load_entries`: validated and, with ``rescore`` (the
     default), re-scored from their model specs; a refused file is named through ``log`` with its
     problems and left out (ValidationError when no file is valid); unverified entries get their
-    own tables.  ``out_dir`` is replaced when it is a previous
-    site (has an ``index.html``) or empty; any other existing path raises ValueError (a typo
-    never deletes a folder).
+    own tables.  ``out_dir`` is written beside and renamed into place
+    (:func:`contstim_bench.staging.replace_folder`): an existing folder there is replaced only if it
+    is a site this function wrote and holds nothing else; anything else raises ValueError before
+    any work (a typo, a GitHub Pages ``docs/`` with an ``index.html``, never loses a file).
     """
+    from ..staging import check_replaceable, replace_folder
+
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    out = Path(out_dir)
-    if out.exists() and not (out.is_dir() and ((out / "index.html").exists() or not any(out.iterdir()))):
-        raise ValueError(f"{out} exists, is not empty and is not a leaderboard site; choose another "
-                         f"`contstim leaderboard build --out`")
+    final = Path(out_dir)
+    check_replaceable(final, kind=SITE_KIND, legacy=LEGACY_SITE)
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
                            tolerance=tolerance, options=options, log=log, models_folder=models_folder)
+    with replace_folder(final, kind=SITE_KIND, legacy=LEGACY_SITE) as out:
+        _write_site(out, entries, datasets_dir, plot, log)
+    log(f"leaderboard: {len(entries)} result files -> {final / 'index.html'}")
+    return final
+
+
+def _write_site(out: Path, entries, datasets_dir, plot, log) -> None:
     loaded = [(Path(c.source), c.result) for c in entries]
     status = {c.source: c for c in entries}
     results = [r for _, r in loaded]
-    if out.exists():
-        shutil.rmtree(out)
     (out / "models").mkdir(parents=True)
     (out / "export").mkdir()
     (out / "results").mkdir()
@@ -412,5 +432,4 @@ def build_site(
     (out / "matrix.html").write_text(matrix_page(matrices), encoding="utf-8")
     n_verified = sum(c.verified for c in entries)
     log(f"leaderboard: {len(results)} models ({n_verified} verified, {len(results) - n_verified} unverified), "
-        f"{len(panels(results))} panels -> {out / 'index.html'}")
-    return out
+        f"{len(panels(results))} panels")

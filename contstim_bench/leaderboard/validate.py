@@ -230,15 +230,33 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
 
     On a benchmark round the reserved names are the models that round targeted; a result of the
     spec the round recorded for such a model (the candidate, re-evaluated) may use its name too, as
-    long as its log-probabilities match the round's."""
+    long as its log-probabilities match the round's.
+
+    The name checked is the one the model is shown under as well as the one it claims: a result
+    named by its spec (``hf-causal:/any/roberta``) is shown by the spec's last path component
+    (:func:`.identity.display_name`), and that too may not be a reserved name or look like one."""
+    from .identity import display_name
+
+    name = result["model"]["name"]
+    shown = display_name(result)
+    problems = _reserved_problems(result, name, None, datasets_dir)
+    if shown != name and not problems:
+        problems = _reserved_problems(result, shown, f"model.name {names.shown(name)}, shown as {names.shown(shown)},",
+                                      datasets_dir)
+    return problems
+
+
+def _reserved_problems(result: dict, name: str, what: str | None, datasets_dir) -> list[str]:
+    """The problems of ``name`` as a reserved name; ``what`` says which name it is (None: the
+    claimed ``model.name``)."""
     from ..benchmarks.contstim import load_experiment
     from ..data.rounds import find_round, load_round
 
-    name = result["model"]["name"]
     spec = result["model"]["spec"]
     twin = names.lookalike(name, ALL_REFERENCE_MODELS)
     if twin is not None:
-        return [f"model.name {names.shown(name)} looks like the reserved name of the paper's reference model {twin!r} "
+        subject = what or f"model.name {names.shown(name)}"
+        return [f"{subject} looks like the reserved name of the paper's reference model {twin!r} "
                 "(the same after Unicode normalisation, case folding, whitespace and the TR39 confusable skeleton: "
                 "contstim_bench.names.name_key); submit under another name"]
     refs_by_exp: dict[str, dict] = {}
@@ -259,8 +277,8 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
     if not reserved:
         return []
     if not (is_reference_spec(spec, name) or _canonical(spec) in {_canonical(a) for a in allowed_specs}):
-        return [f"model.name {name!r} is reserved for the reference model of the paper (spec "
-                f"precomputed:{name}); a result of spec {spec!r} must be submitted under another name"]
+        return [f"{what or 'model.name ' + repr(name)} is reserved for the reference model of the paper (spec "
+                f"precomputed:{name}); a result of spec {spec!r} must be submitted under another name (NAME=SPEC)"]
     # a re-evaluated model agrees with its recorded scores up to batching noise, a copy exactly
     tol = TOLERANCE if is_reference_spec(spec, name) else RESCORE_TOLERANCE
     problems = []
@@ -271,7 +289,7 @@ def check_reference_name(result: dict, datasets_dir=None) -> list[str]:
                   if math.isfinite(v) and not (abs(result["logprobs"].get(s, math.nan) - v) <= tol)]
         if differ:
             problems.append(
-                f"model.name {name!r} is a reference model of experiment {exp!r}, but {len(differ)} "
+                f"{what or 'model.name ' + repr(name)} is a reference model of experiment {exp!r}, but {len(differ)} "
                 f"log-probabilities differ from that model's (e.g. {_sample(differ, 1)}); submit under another name"
             )
     return problems

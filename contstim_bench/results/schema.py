@@ -138,9 +138,10 @@ def _check_block(e: dict, path: str, problems: _Problems) -> None:
 
 
 def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems) -> None:
-    """``<measure>_stderr``: null for fewer than two units, otherwise a finite number >= 0 (that it is
-    the standard error of the per-unit values, :func:`~contstim_bench.analysis.inference.standard_error`,
-    is checked where every score is recomputed: the leaderboard's validator)."""
+    """``<measure>_stderr``: null for fewer than two units, otherwise the standard error of the
+    block's own per-unit values (:func:`~contstim_bench.analysis.inference.standard_error`, within
+    1e-9): a file whose standard error was edited is refused at every door that reads it, with the
+    recomputed value named (the leaderboard's validator also recomputes the per-unit values)."""
     key = f"{measure}_stderr"
     if key not in e:
         problems.append(f"{path}.{key}: missing")
@@ -149,7 +150,16 @@ def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems
     if isinstance(n_units, int) and n_units < 2:
         problems.check(value is None, f"{path}.{key}", "must be null for fewer than two units")
         return
-    problems.check(_is_num(value) and value >= 0, f"{path}.{key}", f"expected a finite number >= 0, got {value!r}")
+    if not problems.check(_is_num(value) and value >= 0, f"{path}.{key}",
+                          f"expected a finite number >= 0, got {value!r}"):
+        return
+    units = e.get(f"{measure}_by_unit")
+    if isinstance(units, dict) and len(units) >= 2 and all(_is_num(v) for v in units.values()):
+        from ..analysis.inference import standard_error
+
+        expected = standard_error(list(units.values()))
+        problems.check(abs(value - expected) <= 1e-9, f"{path}.{key}",
+                       f"{value!r} is not the standard error of {measure}_by_unit (recomputed {expected!r})")
 
 
 def _check_text_lengths(value, path: str, problems: _Problems, depth: int = 0) -> None:

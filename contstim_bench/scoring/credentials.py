@@ -84,6 +84,47 @@ def _url_problem(url: str) -> str | None:
     return None
 
 
+MAX_NESTED_TEXT = 100_000
+"""Longest option value parsed for nested names (a longer one is refused as a spec anyway)."""
+
+
+def nested_secret(value, depth: int = 0) -> str | None:
+    """The dotted path of the first name, at any depth of ``value``, that carries a credential
+    (:func:`secret_name`), or None.  ``value`` is a mapping or list (lm-eval's nested model
+    arguments, ``{"model_kwargs": {"token": ...}}``) or a string holding one as JSON or a Python
+    literal; other values have no names."""
+    import ast
+    import json
+
+    if depth > 32:
+        return "(nested too deeply)"
+    if isinstance(value, str):
+        text = value.strip()
+        if not text or text[0] not in "{[" or len(text) > MAX_NESTED_TEXT:
+            return None
+        for parse in (json.loads, ast.literal_eval):
+            try:
+                value = parse(text)
+                break
+            except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+                continue
+        else:
+            return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            if isinstance(key, str) and secret_name(key):
+                return normalise_name(key)[:40]
+            inner = nested_secret(item, depth + 1)
+            if inner is not None:
+                return f"{str(key)[:40]}.{inner}"
+    elif isinstance(value, (list, tuple)):
+        for item in value:
+            inner = nested_secret(item, depth + 1)
+            if inner is not None:
+                return inner
+    return None
+
+
 def refuse_credentials(text: str, options: Mapping[str, str] | None = None) -> None:
     """ValueError when the spec ``text`` (or its parsed ``options``) carries a credential; the
     message names the option or the kind of URL, never the value."""
@@ -93,10 +134,14 @@ def refuse_credentials(text: str, options: Mapping[str, str] | None = None) -> N
             pairs = parse_qsl(text.partition("?")[2], keep_blank_values=True)
         except ValueError:
             pairs = []
-    for name, _ in pairs:
+    for name, value in pairs:
         if secret_name(name):
             raise ValueError(f"model spec option {normalise_name(name)[:40]!r} would carry a credential into result "
                              f"files; {ENV_HINT}")
+        inner = nested_secret(decoded(value) if isinstance(value, str) else value)
+        if inner is not None:
+            raise ValueError(f"model spec option {normalise_name(name)[:40]!r} holds {inner!r}, which would carry a "
+                             f"credential into result files; {ENV_HINT}")
     texts = (text, decoded(text), *(decoded(v) for _, v in pairs))
     for match in (m for t in texts for m in _URL.finditer(t)):  # raw and fully decoded
         problem = _url_problem(match.group(0))

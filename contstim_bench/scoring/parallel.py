@@ -84,6 +84,23 @@ def launched_processes() -> int:
         return 1
 
 
+def single_process_note() -> str:
+    """``"; note: ..."`` when ``accelerate launch --cpu`` started this one process (it starts one on a
+    CPU whatever ``--num_processes`` says, and sets no ``WORLD_SIZE``), else ``""``."""
+    if os.environ.get("ACCELERATE_USE_CPU", "").lower() in ("true", "1", "yes") and "WORLD_SIZE" not in os.environ:
+        return ("; note: `accelerate launch --cpu` starts one process on a CPU whatever --num_processes says: to split "
+                "the work over CPU processes use `torchrun --nproc_per_node N -m contstim_bench ...` "
+                "(docs/generation.md)")
+    return ""
+
+
+def launch_line(index: int, world: int, share: range, n_jobs: int) -> str:
+    """What a process of a launch says at its start: the world size and its share of the jobs
+    (with :func:`single_process_note` when one process runs them all)."""
+    jobs = f"jobs {share.start + 1}-{share.stop} of {n_jobs}" if len(share) else f"no job (of {n_jobs})"
+    return f"process {index} of {world}: {jobs}" + ("" if world > 1 else single_process_note())
+
+
 def launch_state():
     """accelerate's :class:`~accelerate.PartialState` for this launch, which sets up the process
     group.  Without a GPU it is asked for CPU processes explicitly (``cpu=True``, gloo backend):

@@ -196,3 +196,24 @@ def test_bad_inputs(tmp_path, db):
     [result] = seen
     assert len(result.participants) == 11 and len(result.excluded) == 11 and result.dataset_folder is None
     assert not (tmp_path / "out").exists()
+
+
+def test_round_versions_are_kept_side_by_side(db, tmp_path, capsys):
+    """Ingesting again as version 2 (what the error for a repeated version advises) keeps version 1;
+    the same version with other data is refused unless --replace; the identifier names the latest."""
+    from contstim_bench.data.rounds import discover_rounds, read_meta
+
+    out = tmp_path / "datasets"
+    common = ["experiment", "ingest", "--db", str(db), "--out", str(out), "--experiment", "web3"]
+    assert cli_main(common) == 0
+    v1 = out / "contstim-web3"
+    before = {p.name: p.read_bytes() for p in (v1 / "trials").iterdir()}
+    assert cli_main([*common, "--round-version", "2", "--min-catch-correct", "12"]) == 0
+    assert read_meta(v1)["version"] == "1" and {p.name: p.read_bytes() for p in (v1 / "trials").iterdir()} == before
+    assert read_meta(out / "contstim-web3-v2")["version"] == "2"
+    assert discover_rounds(out) == {"contstim.web3": out / "contstim-web3-v2"}
+    capsys.readouterr()
+    assert cli_main([*common, "--round-version", "2"]) == 1  # the same version with other data (the looser rule)
+    assert "--replace" in capsys.readouterr().err
+    assert cli_main([*common, "--round-version", "2", "--replace"]) == 0
+    assert read_meta(v1)["version"] == "1"  # --replace replaces that version only

@@ -91,6 +91,10 @@ def test_two_process_accelerate_launch_gives_the_same_triplets(setup):
            *setup["args"], "--output", str(out)]
     proc = subprocess.run(cmd, env=env(), capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    # each process says its share at its start: the two split the jobs
+    half = N_START // 2
+    assert f"process 0 of 2: jobs 1-{N_START - half} of {N_START}" in proc.stderr, proc.stderr[-3000:]
+    assert f"process 1 of 2: jobs {N_START - half + 1}-{N_START} of {N_START}" in proc.stderr
     assert fingerprint(out) == fingerprint(setup["reference"])
     ref = pd.read_parquet(setup["reference"] / "triplets" / "synthetic_triplets" / "train.parquet")
     two = pd.read_parquet(out / "triplets" / "synthetic_triplets" / "train.parquet")
@@ -127,6 +131,18 @@ def test_resume_with_different_arguments_is_refused(setup, capsys):
     assert generate_main([*args, "--output", str(setup["reference"])]) == 1
     err = capsys.readouterr().err
     assert "different arguments" in err and "seed: was 5, now 6" in err
+
+
+def test_a_launch_that_does_not_split_says_so(monkeypatch):
+    """`accelerate launch --cpu --num_processes 2` starts one process (no WORLD_SIZE): it says so."""
+    from contstim_bench.scoring.parallel import launch_line
+
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.delenv("ACCELERATE_USE_CPU", raising=False)
+    assert launch_line(0, 1, range(0, 6), 6) == "process 0 of 1: jobs 1-6 of 6"
+    monkeypatch.setenv("ACCELERATE_USE_CPU", "True")
+    assert "`accelerate launch --cpu` starts one process" in launch_line(0, 1, range(0, 6), 6)
+    assert launch_line(1, 2, range(3, 6), 6) == "process 1 of 2: jobs 4-6 of 6"
 
 
 def test_jobs_seeds_and_shards():

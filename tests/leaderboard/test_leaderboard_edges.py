@@ -82,6 +82,23 @@ def test_a_reserved_look_alike_never_takes_the_reference_page(tmp_path, datasets
     assert (site / "models" / "roberta.html").is_file() and not list((site / "models").glob("roberta-*.html"))
 
 
+@pytest.mark.parametrize("spec", ["hf-causal:/any/roberta", "precomputed:/any/roberta.npy?sentences=/any/s.txt",
+                                  "kenlm:/x/R\u043eBERTa.arpa"])
+def test_a_name_shown_from_a_spec_path_never_takes_a_reserved_name(tmp_path, datasets, spec):
+    """A result named by its spec is shown by the spec's last path component: `hf-causal:/any/roberta`
+    would be listed as `roberta`. It is refused at validate and add whatever its source, so the
+    genuine reference keeps models/roberta.html."""
+    folder = tmp_path / "results"
+    dump(folder, "roberta.json", shipped("roberta"))
+    fake = renamed(shipped("smollm2-135m"), datasets, name=spec, spec=spec)
+    path = dump(tmp_path / "in", "fake.json", fake)
+    [c] = validate_and_rescore([path], folder, datasets_dir=datasets, rescore_models=False)
+    assert len(c.problems) == 1 and "shown as" in c.problems[0] and "reserved" in c.problems[0], c.problems
+    with pytest.raises(ValueError, match="shown as"):
+        add_result(path, folder, datasets_dir=datasets, rescore=False)
+    assert sorted(p.name for p in folder.glob("*.json")) == ["roberta.json"]
+
+
 def test_a_name_that_looks_like_a_listed_model_is_refused(tmp_path, datasets):
     """A name with the skeleton of a listed model's name (and another identity) is refused at
     validate, add and build; the same name exactly is another model of that name (own page)."""
@@ -211,6 +228,9 @@ def test_a_refused_file_does_not_block_a_valid_one_of_its_batch(tmp_path, datase
 # ----------------------------------------------------------------------------- secrets
 
 SECRET_SPECS = [
+    # nested model arguments (lm-eval's --model_args '{"model_kwargs": {...}}'), as JSON and percent-encoded
+    f'lm-eval:hf?pretrained=gpt2&model_kwargs={{"token":"{SECRET}"}}',
+    f"lm-eval:hf?pretrained=gpt2&model_kwargs=%7B%22a%22%3A%5B%7B%22hf_token%22%3A%22{SECRET}%22%7D%5D%7D",
     f"lm-eval:local-completions?api_key={SECRET}",
     f"lm-eval:local-completions?base_url=http://user:{SECRET}@example.invalid/v1",
     f"lm-eval:hf?access-token={SECRET}",

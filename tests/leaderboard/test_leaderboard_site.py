@@ -138,7 +138,7 @@ def test_cli_build_refuses_foreign_folder(tmp_path, datasets, capsys):
     foreign.mkdir()
     (foreign / "notes.txt").write_text("keep me")
     assert cli_main(["leaderboard", "build", "--results", str(SHIPPED), "--out", str(foreign), "--no-validate"]) == 1
-    assert "is not empty and is not a leaderboard site" in capsys.readouterr().err
+    assert "already holds files the package did not write" in capsys.readouterr().err
     assert (foreign / "notes.txt").read_text() == "keep me"
     assert cli_main(["leaderboard", "build", "--results", str(tmp_path / "none"), "--out", str(tmp_path / "s")]) == 1
     assert "does not exist" in capsys.readouterr().err
