@@ -47,9 +47,9 @@ def register(sub: argparse._SubParsersAction) -> None:
             "From model specs, result files or a leaderboard: the model pairs the human data cannot separate (no "
             "disagreement, or a head-to-head that is not significant after Benjamini-Hochberg), how many "
             "controversial sentence pairs a round needs for them (checked against a pool with the package's ILP), "
-            "and how many participants, by a power analysis that simulates the round and runs on it the tests "
-            "`contstim evaluate` will run (head-to-head Wilcoxon by participant and by item, BH over the round's "
-            "model pairs, the catch-trial exclusion). Writes OUT/plan.json (the power table), OUT/plan.md (a "
+            "and how many participants, by a power analysis that simulates the round and runs on it the tests that "
+            "evaluating the ingested round runs (head-to-head Wilcoxon by participant and by item, BH over the "
+            "round's model pairs, the catch-trial exclusion). Writes OUT/plan.json (the power table), OUT/plan.md (a "
             "preregistration), OUT/power.png/.svg and, with --generate, the natural pairs and the design that "
             "`contstim experiment export` takes. OUT is replaced only if it is a plan folder this command wrote."),
     )

@@ -101,6 +101,6 @@ def plan_design(plan_folder: str | os.PathLike, design: str | os.PathLike | None
         return Path(design)
     found = Path(plan_folder) / "design"
     if not found.is_dir():
-        raise FileNotFoundError(f"{plan_folder} has no design/ (the plan was written without --generate); give the "
-                                f"exported design with --design")
+        raise FileNotFoundError(f"{plan_folder} has no design/ (the plan was written without `contstim round plan "
+                                f"--generate`); give the exported design with `contstim experiment simulate --design`")
     return found

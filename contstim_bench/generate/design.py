@@ -298,7 +298,8 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
     from .triplet_table import read_triplets
 
     if natural is None and triplets is None:
-        raise ValueError("give --natural and/or --triplets (the outputs of `generate natural` / `generate select`)")
+        raise ValueError("`contstim generate design` needs --natural and/or --triplets (the outputs of `generate "
+                         "natural` / `generate select`)")
     plan_doc = None
     if plan is not None:
         from ..results.io import read_plan

@@ -78,7 +78,7 @@ def check_task_names(benchmarks) -> None:
         name, stem = task_name(b), function_stem(b)
         if name in taken:
             raise ValueError(f"{b}: its lm-eval task name {name!r} is {taken[name]}; lm-eval would drop or mix it up. "
-                             f"Rename the round (ingest it again with another --experiment)")
+                             f"Rename the round (ingest it again under another name: `contstim experiment ingest --experiment`)")
         if stem in stems:
             raise ValueError(f"{b} and {stems[stem]} would get the same functions in utils.py ({stem})")
         taken[name], stems[stem] = f"the task of {b}", b

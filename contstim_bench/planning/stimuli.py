@@ -56,8 +56,8 @@ def commands(targets: Targets, settings: PlanSettings, recommended: dict, out: s
     if settings.stimuli == "natural":
         natural = str(Path(out) / "natural")
         return [f"contstim generate natural --models {shlex.quote(named)}{pool_arg} --restrict-to-scorable "
-                f"--per-pair {per_pair} --output {shlex.quote(natural)}  # for the target pairs: --generate selects "
-                f"only those",
+                f"--per-pair {per_pair} --output {shlex.quote(natural)}  # (`contstim round plan --generate` selects "
+                f"for the target pairs only)",
                 design.format(kind="natural", folder=shlex.quote(natural))]
     synth, selected = str(Path(out) / "synth"), str(Path(out) / "selected")
     return [f"contstim generate synthetic --models {shlex.quote(named)} --start-sentences {2 * per_pair} "

@@ -33,7 +33,7 @@ def power_table(plan: dict, test: str | None = None) -> list[str]:
         lines.append("`!`: not valid: at no effect (0.5) the test separates the pair in more than "
                      f"{plan['analysis']['alpha']:.0%} of the simulated rounds (up to "
                      f"{max(r['null_rejection'] for r in rows):.0%}): the sentence pairs every participant judges "
-                     "decide; give each group its own pairs (--groups) or test by item")
+                     "decide; give each group its own pairs (`contstim round plan --groups`) or test by item")
     return lines
 
 

@@ -20,7 +20,7 @@ from contstim_bench.commands._common import RUN_FLAGS
 RUNS_A_MODEL = [
     ("evaluate",), ("score",), ("blimp",), ("plausibility",), ("compare",),
     ("generate", "synthetic"), ("generate", "natural"), ("generate", "design"), ("generate", "pool"),
-    ("experiment", "simulate"),
+    ("experiment", "simulate"), ("round", "plan"),
     ("leaderboard", "validate"), ("leaderboard", "build"), ("leaderboard", "push"), ("report",),
 ]
 """Every command that loads and runs a model (the leaderboard's to re-score submissions)."""

@@ -160,4 +160,4 @@ def test_generate_natural_select_design_chain(tmp_path, capsys):
     with pytest.raises(SystemExit):
         cli_main(["generate", "design", "--groups", "x", "--output", str(tmp_path / "x")])
     assert cli_main(["generate", "design", "--output", str(tmp_path / "x")]) == 1
-    assert "give --natural and/or --triplets" in capsys.readouterr().err
+    assert "needs --natural and/or --triplets" in capsys.readouterr().err

@@ -103,7 +103,7 @@ def test_task_folder(tasks, tmp_path, datasets):
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("keep me")
-    with pytest.raises(ValueError, match="is not a task folder written by `contstim lm-eval tasks`"):
+    with pytest.raises(ValueError, match="already holds files the package did not write"):
         write_task_folder(mine, datasets)
     assert (mine / "notes.txt").read_text() == "keep me"
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import json
 import math
-import threading
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -39,20 +37,14 @@ def plan_dir(models, tmp_path_factory, capsys_module=None) -> Path:
     return out
 
 
-@contextmanager
 def served(export_dir: Path, db: Path, seed: int):
     """The experiment server (the Flask app `experiment serve` runs) in a thread; yields its URL."""
     from werkzeug.serving import make_server
 
     from contstim_bench.experiment.server import create_app
+    from served import in_thread
 
-    server = make_server("127.0.0.1", 0, create_app(export_dir, db, seed=seed), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_port}/"
-    finally:
-        server.shutdown()
+    return in_thread(make_server("127.0.0.1", 0, create_app(export_dir, db, seed=seed), threaded=True))
 
 
 def test_the_plan_targets_the_pair_and_writes_a_design(plan_dir):
@@ -77,8 +69,8 @@ def test_simulated_rounds_separate_the_pair_as_often_as_planned(plan_dir, models
     for r in range(ROUNDS):
         root = tmp_path / f"round{r}"
         root.mkdir()
-        with served(exp, root / "responses.sqlite", seed=r) as url:
-            assert cli_main(["experiment", "simulate", "--url", url, "--participants", str(PARTICIPANTS),
+        with served(exp, root / "responses.sqlite", seed=r) as base:
+            assert cli_main(["experiment", "simulate", "--url", base + "/", "--participants", str(PARTICIPANTS),
                              "--plan", str(plan_dir), "--seed", str(100 + r)]) == 0
         assert cli_main(["experiment", "ingest", "--db", str(root / "responses.sqlite"), "--out",
                          str(root / "datasets"), "--experiment", "planned", "--design", str(plan_dir / "design")]) == 0

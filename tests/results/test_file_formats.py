@@ -45,8 +45,8 @@ def test_comparison_file(datasets, tmp_path):
     assert "file.provenance: missing" in _tampered(tmp_path, doc, lambda d: d.pop("provenance"))
     assert "file.conditions.synthetic_vs_synthetic.n_units: expected a non-negative integer, got str '30'" in _tampered(
         tmp_path, doc, lambda d: d["conditions"]["synthetic_vs_synthetic"].__setitem__("n_units", "30"))
-    assert "file.format_version: 2 is not a supported version" in _tampered(
-        tmp_path, doc, lambda d: d.__setitem__("format_version", 2))
+    assert "file.format_version: 1 is not a supported version" in _tampered(
+        tmp_path, doc, lambda d: d.__setitem__("format_version", 1))
     assert "agreement.bert.gpt2: expected an object for another compared model" in _tampered(
         tmp_path, doc, lambda d: d["conditions"]["synthetic_vs_synthetic"]["agreement"]["bert"].__setitem__(
             "gpt2", {"share": 0.5, "n_pairs": 3}))

@@ -13,22 +13,9 @@ import pytest
 
 from contstim_bench.cli import main as cli_main
 from contstim_bench.staging import MARKER, check_replaceable, replace_folder
+from folder_snapshot import refused
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
-
-
-def snapshot(folder: Path) -> dict[str, bytes | None]:
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
-
-
-def refused(capsys, argv: list[str], folder: Path, *named: str) -> str:
-    before = snapshot(folder)
-    assert cli_main(argv) == 1
-    err = capsys.readouterr().err
-    assert snapshot(folder) == before, "something under the folder changed"
-    for text in named:
-        assert text in err, err
-    return err
 
 
 def test_a_site_build_never_deletes_its_datasets_or_a_foreign_site(tmp_path, datasets, capsys):

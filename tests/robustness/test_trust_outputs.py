@@ -12,25 +12,14 @@ from pathlib import Path
 import pytest
 
 from contstim_bench.cli import main as cli_main
+from folder_snapshot import refused as refused_unchanged
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
 
 
-def snapshot(folder: Path) -> dict[str, bytes | None]:
-    """Every path under ``folder`` with its bytes (None for a folder)."""
-    return {str(p.relative_to(folder)): (p.read_bytes() if p.is_file() else None) for p in sorted(folder.rglob("*"))}
-
-
 def refused(capsys, argv: list[str], folder: Path, *named: str) -> str:
-    """Run ``argv``; assert it failed, changed nothing under ``folder`` and named ``named``."""
-    before = snapshot(folder)
-    assert cli_main(argv) == 1
-    err = capsys.readouterr().err
-    assert snapshot(folder) == before
-    for text in named:
-        assert text in err, err
-    assert "nothing was written" in err
-    return err
+    """:func:`folder_snapshot.refused`, the message saying that nothing was written."""
+    return refused_unchanged(capsys, argv, folder, *named, "nothing was written")
 
 
 def test_score_refuses_to_overwrite_its_input(tmp_path, kn_trigram, capsys):
