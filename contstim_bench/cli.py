@@ -51,8 +51,12 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
         parser.print_help()
         return 2
     quiet_library_bars()  # a log or a pipe gets plain progress lines, not carriage-return animations
+    _terminate_as_interrupt()
     try:
         return int(args.func(args) or 0)
+    except Terminated:
+        print("terminated", file=sys.stderr)
+        return 143
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
@@ -67,6 +71,27 @@ def run(parser: argparse.ArgumentParser, argv: list[str] | None, prog: str = "co
         name = type(exc).__name__
         print(f"{prog}: error: {name}: {exc}", file=sys.stderr)
         return 1
+
+
+class Terminated(BaseException):
+    """Raised in the main thread on SIGTERM, so that every ``finally`` runs: a folder being written
+    beside its old version is removed, the old one stays whole."""
+
+
+def _terminate_as_interrupt() -> None:
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def on_term(signum, frame):
+        raise Terminated()
+
+    try:
+        signal.signal(signal.SIGTERM, on_term)
+    except (ValueError, OSError):  # pragma: no cover - not the main thread of the interpreter
+        pass
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -182,7 +182,8 @@ def evaluate(
     chosen = resolve_benchmarks(benchmarks, datasets_dir)
     extra = dict(benchmark_options or {})
     if output is not None:
-        check_outputs(output, len(chosen), identifiers=[b.identifier for b in chosen], reads=model_inputs(model))
+        check_outputs(output, len(chosen), identifiers=[b.identifier for b in chosen], reads=model_inputs(model),
+                      datasets_dir=datasets_dir)
     check_datasets_folder(datasets_dir, chosen, log)
     spec = None if model is not None and not isinstance(model, (str, ModelSpec)) else parse_model(model)
     scorers: dict[str, Any] = {}
@@ -299,21 +300,23 @@ def output_file(output: str | os.PathLike, identifier: str) -> Path:
 
 
 def check_outputs(output: str | os.PathLike, n_results: int, *, identifiers: Sequence[str] = (),
-                  reads: Iterable[tuple[str, Any]] = ()) -> Path:
+                  reads: Iterable[tuple[str, Any]] = (), datasets_dir: str | os.PathLike | None = None) -> Path:
     """The output convention, checked before any model runs: ``output`` ending in ``.json`` is
     one result file (ValueError when ``n_results`` would not fit in one); anything else is a
     folder receiving ``<identifier>.json`` each (ValueError when it is an existing file).
     ValueError too when the file, or the folder's file of one of ``identifiers``, is one of the
     inputs ``reads`` (``(flag, path)`` pairs, e.g. :func:`model_inputs`;
-    :func:`~.staging.check_inputs_kept`)."""
+    :func:`~.staging.check_inputs_kept`); never inside ``datasets_dir``, the datasets folder the
+    run reads."""
     path = Path(output)
+    reads = [*reads, ("--datasets", datasets_dir)]
     if path.suffix.lower() == ".json":
         if n_results != 1:
             raise ValueError(f"output {output} is one result file (it ends in .json), but this run writes "
                              f"{n_results} results: give a folder instead")
-        check_inputs_kept([("--output", path)], reads)
+        check_inputs_kept([("--output", path)], reads, folders=("--datasets",))
         return check_output_file(path)
-    check_inputs_kept([("--output", output_file(path, ident)) for ident in identifiers], reads)
+    check_inputs_kept([("--output", output_file(path, ident)) for ident in identifiers], reads, folders=("--datasets",))
     return check_output_folder(path)
 
 

@@ -34,11 +34,13 @@ def read_sentences(path: str | Path) -> list[str]:
     is removed.  FileNotFoundError names a missing file; ValueError names an empty file, a blank
     line (by its 1-based number) or bytes that are not UTF-8.
     """
+    from .staging import read_bounded
+
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"input file not found: {path}")
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = read_bounded(path, 2 << 30, "input file").decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ValueError(f"{path} is not UTF-8 text ({exc})") from None
     text = text.removeprefix("\ufeff")

@@ -24,6 +24,10 @@ from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+MODEL_FLAGS = frozenset({"--model", "--models", "--candidates", "--references"})
+"""Flags of model inputs: a model given as a folder (an RNN checkpoint, a converted model) is read
+whole, so no output may lie inside it (:func:`check_inputs_kept`)."""
+
 Paths = Iterable[tuple[str, "str | os.PathLike | None"]]
 """(flag, path) pairs, e.g. ``("--output", "scores.csv")``; a None path (a flag not given) is skipped."""
 
@@ -47,7 +51,7 @@ def check_inputs_kept(writes: Paths, reads: Paths, folders: Iterable[str] = ()) 
     is such a folder an output lies inside.  The one check of every command that reads files and
     writes others.
     """
-    folders = set(folders)
+    folders = set(folders) | MODEL_FLAGS
     outputs = [(flag, path, Path(path).expanduser()) for flag, path in writes if path is not None]
     present = [(flag, given, Path(given).expanduser()) for flag, given in reads
                if given is not None and Path(given).expanduser().exists()]  # a missing input: named by the command
@@ -104,6 +108,32 @@ def _files(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() or p.is_symlink())
 
 
+def _folders(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_dir() and not p.is_symlink())
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _written(folder: Path) -> dict[str, str]:
+    """Every file of a folder being written, with its sha256 (what the marker records)."""
+    return {rel: _sha256(folder / rel) for rel in _files(folder)}
+
+
+def _tolerated(rel: str) -> bool:
+    """Files Python itself leaves beside a module the package wrote (lm-eval imports a task folder's
+    utils.py): compiled bytecode only."""
+    parts = rel.split("/")
+    return len(parts) >= 2 and parts[-2] == "__pycache__" and parts[-1].endswith(".pyc")
+
+
 def read_marker(folder: str | os.PathLike) -> dict | None:
     """The marker of a folder the package wrote (None without one; ValueError for a marker that is
     not one: not a regular file, too large, not the package's JSON)."""
@@ -118,14 +148,16 @@ def read_marker(folder: str | os.PathLike) -> dict | None:
     except (ValueError, UnicodeDecodeError):
         raise ValueError(f"{path} is not a marker the package writes (not its JSON)") from None
     if not (isinstance(data, dict) and data.get("written_by") == "contstim-bench" and isinstance(data.get("kind"), str)
-            and isinstance(data.get("files"), list) and all(isinstance(f, str) for f in data["files"])):
+            and isinstance(data.get("files"), dict)
+            and all(isinstance(f, str) and isinstance(h, str) for f, h in data["files"].items())):
         raise ValueError(f"{path} is not a marker the package writes")
     return data
 
 
 Legacy = Callable[[Path], "Iterable[str] | None"]
 """How a folder written before the marker existed is recognised: the files the package wrote
-there (paths relative to the folder), or None when the folder is not one of its kind."""
+there (paths relative to the folder), or None when the folder is not one of its kind.  Only kinds
+whose files are known exactly have one (a dataset lists its files in ``fingerprint.json``)."""
 
 
 def legacy_files(*names: str, contains: tuple[str, str] | None = None,
@@ -170,21 +202,32 @@ def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out
     if owned or not any(path.iterdir()):
         return
     marker = read_marker(path)
+    hashes: dict[str, str] | None = None
     if marker is None:
         known = legacy(path) if legacy is not None else None
         if known is None:
-            raise ValueError(f"{flag} {final} already holds files the package did not write (no {MARKER}): it is "
-                             f"never replaced; nothing was written, give a new or empty folder for {flag}")
-        marker = {"kind": kind, "files": list(known)}
-    if marker["kind"] != kind:
-        raise ValueError(f"{flag} {final} holds a {marker['kind']} the package wrote, not a {kind}: it is not replaced "
-                         f"by one; nothing was written, give another folder for {flag}")
-    extra = sorted(set(_files(path)) - set(marker["files"]) - {MARKER})
+            raise ValueError(f"{flag} {final} already holds files the package did not write (no {MARKER}, or written "
+                             f"by an earlier version): it is never replaced; nothing was written, give a new or empty "
+                             f"folder for {flag} (or remove this one yourself)")
+        written = set(known)
+    else:
+        if marker["kind"] != kind:
+            raise ValueError(f"{flag} {final} holds a {marker['kind']} the package wrote, not a {kind}: it is not "
+                             f"replaced by one; nothing was written, give another folder for {flag}")
+        hashes = marker["files"]
+        written = set(hashes)
+    files = _files(path)
+    extra = sorted(f for f in set(files) - written - {MARKER} if not _tolerated(f))
+    holders = {"/".join(rel.split("/")[:i]) for rel in written for i in range(1, rel.count("/") + 1)}
+    extra += sorted(f"{d}/" for d in _folders(path) if d not in holders and d.rsplit("/", 1)[-1] != "__pycache__")
+    if hashes is not None:
+        extra += sorted(f"{f} (changed since it was written)" for f in files
+                        if f in hashes and not (path / f).is_symlink() and _sha256(path / f) != hashes[f])
     if extra:
         listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
-        raise ValueError(f"{flag} {final} holds files the package did not write there ({listed}); they would be lost "
-                         f"with the folder, so it is not replaced and nothing was written: move them, or give another "
-                         f"folder for {flag}")
+        raise ValueError(f"{flag} {final} holds what the package did not write there ({listed}); it would be lost with "
+                         f"the folder, so it is not replaced and nothing was written: move it, or give another folder "
+                         f"for {flag}")
 
 
 @contextmanager
@@ -196,7 +239,7 @@ def replace_folder(final: str | os.PathLike, *, kind: str, flag: str = "--out", 
     place); otherwise it is removed and ``final`` is untouched.  :func:`check_replaceable` runs
     first.  ``mode``: permissions of the new folder."""
     check_replaceable(final, kind=kind, flag=flag, legacy=legacy, owned=owned)
-    final = Path(final).expanduser()
+    final = Path(os.path.abspath(Path(final).expanduser()))  # SITE/models/.. is SITE: written beside SITE
     final.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}-new-", dir=final.parent))
     aside: Path | None = None
@@ -204,7 +247,7 @@ def replace_folder(final: str | os.PathLike, *, kind: str, flag: str = "--out", 
         os.chmod(tmp, mode)
     try:
         yield tmp
-        (tmp / MARKER).write_text(json.dumps({"written_by": "contstim-bench", "kind": kind, "files": _files(tmp)},
+        (tmp / MARKER).write_text(json.dumps({"written_by": "contstim-bench", "kind": kind, "files": _written(tmp)},
                                              indent=1) + "\n", encoding="utf-8")
         check_replaceable(final, kind=kind, flag=flag, legacy=legacy, owned=owned)  # nothing changed meanwhile
         if final.exists():

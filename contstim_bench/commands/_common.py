@@ -140,7 +140,8 @@ def run_benchmark(identifier: str, args: argparse.Namespace, *, then=None, **opt
     from ..report import summary
     from ..scoring.parallel import is_main_process
 
-    check_outputs(args.output, 1, identifiers=[identifier], reads=model_inputs(args.model))  # before any model runs
+    check_outputs(args.output, 1, identifiers=[identifier], reads=model_inputs(args.model),
+                  datasets_dir=args.datasets)  # before any model runs
     main = is_main_process()
     quiet = args.quiet or not main
     limit = {"limit": args.limit} if getattr(args, "limit", None) is not None else {}

@@ -48,7 +48,7 @@ def _run(args) -> int:
 
     # several results: a folder, before any model runs
     check_outputs(args.output, len(methods), identifiers=[f"blimp.{m}" for m in methods],
-                  reads=model_inputs(args.model))
+                  reads=model_inputs(args.model), datasets_dir=args.datasets)
     limit = {"limit": args.limit} if args.limit is not None else {}
     results = evaluate_variants(args.model, "blimp", {m: {"method": m, "paradigms": paradigms, **limit} for m in methods},
                                 options=run_options(args), datasets_dir=args.datasets,

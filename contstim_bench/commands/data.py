@@ -15,7 +15,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--source", help="folder holding the raw files (default: $CONTSTIM_RAW_DATA, "
                    "../shared/data next to a checkout, the user cache, then download)")
     b.add_argument("--out", help="output folder (default: $CONTSTIM_DATASETS or "
-                   "~/.cache/contstim_bench/datasets)")
+                   "~/.cache/contstim_bench/datasets); each dataset's folder there is replaced only if it is a "
+                   "dataset the package built and holds nothing else")
     b.add_argument("--only", action="append", help="build only this dataset (repeatable)")
     b.add_argument("--main-results", metavar="FILE",
                    help="contstim: the main experiment's results CSV in the raw Gorilla layout "

@@ -17,7 +17,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     e = esub.add_parser("export", help="write a self-contained browser experiment from a design")
     e.add_argument("--design", required=True, help="design parquet file, or a folder holding one "
                    "(e.g. the output of `contstim generate design`)")
-    e.add_argument("--out", required=True, help="output folder (absent, empty or a previous export)")
+    e.add_argument("--out", required=True, help="output folder, written beside and renamed into place: absent, empty, or "
+                   "an export this command wrote that holds nothing else")
     e.add_argument("--title", default=None, help="page title")
     e.add_argument("--fixed-order", action="store_true",
                    help="show every participant the design's trial order (default: shuffled per participant)")
@@ -86,7 +87,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                     "and a dataset card.  Evaluate it with `contstim evaluate --benchmark "
                                     "contstim.EXPERIMENT --datasets OUT`.")
     i.add_argument("--db", required=True, help="SQLite response database (opened read-only)")
-    i.add_argument("--out", default=None, help="datasets folder; the round is written to OUT/NAME (default: "
+    i.add_argument("--out", default=None, help="datasets folder; the round is written to OUT/NAME (a new folder, or "
+                   "that round version's own folder: see --replace) (default: "
                    "$CONTSTIM_DATASETS, where `contstim evaluate` finds it without --datasets)")
     i.add_argument("--experiment", default="browser", help="experiment name in the rows and round name: the round is "
                    "contstim.EXPERIMENT (default: browser)")
@@ -108,11 +110,10 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _export(args) -> int:
-    from ..experiment.export import EXPERIMENT_FILE, STATIC_FILES, export_and_load
+    from ..experiment.export import export_and_load
     from ..staging import check_inputs_kept
 
-    written = (EXPERIMENT_FILE, "index.html", *(f"static/{name}" for name in STATIC_FILES))
-    check_inputs_kept([("--out", Path(args.out) / name) for name in written], [("--design", args.design)])
+    check_inputs_kept([("--out", args.out)], [("--design", args.design)])  # the export folder is replaced whole
     out, exp = export_and_load(args.design, args.out, randomize_order=not args.fixed_order,
                                randomize_sides=not args.fixed_sides, title=args.title or None)
     sizes = exp.design.groupby("group").size()

@@ -90,7 +90,9 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
                    help="when a model pair cannot fill every bin, take what each bin holds (up to K/bins per bin) "
                         "instead of stopping; the output's card records that the bins are unbalanced")
     c.add_argument("--quiet", action="store_true", help="do not print the table of eligible triplets per bin")
-    c.add_argument("--output", required=True, metavar="DIR")
+    c.add_argument("--output", required=True, metavar="DIR",
+                   help="folder whose triplets/ dataset is written (replaced only if it is a dataset the package wrote "
+                        "and holds nothing else)")
     c.set_defaults(func=_select)
 
     n = gsub.add_parser("natural", help="select controversial natural-sentence pairs (Eq. 5-6, ILP)",
@@ -111,7 +113,9 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     n.add_argument("--no-cache", action="store_true")
     n.add_argument("--quiet", action="store_true")
     n.add_argument("--datasets", default=None, help=DATASETS_HELP)
-    n.add_argument("--output", required=True, metavar="DIR")
+    n.add_argument("--output", required=True, metavar="DIR",
+                   help="folder that receives natural/ (replaced only if it is a dataset the package wrote and holds "
+                        "nothing else), pool_arrays/ and models.json")
     n.set_defaults(func=_natural)
 
     o = gsub.add_parser("pool", help="a natural-sentence pool from your own text, with the paper's filters",
@@ -170,7 +174,9 @@ def add_generate_commands(parser: argparse.ArgumentParser) -> None:
     d.add_argument("--datasets", default=None, help=DATASETS_HELP)
     add_run_args(d)
     d.add_argument("--no-cache", action="store_true")
-    d.add_argument("--output", required=True, metavar="DIR")
+    d.add_argument("--output", required=True, metavar="DIR",
+                   help="folder that receives design/ and models/ (each replaced only if it is a dataset the package "
+                        "wrote and holds nothing else) and, with --plan, plan.json")
     d.set_defaults(func=_design)
 
 

@@ -45,7 +45,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--experiment", choices=["main", "pll"],
                    help="instead of result files: the paper's figures for this experiment's reference models")
     p.add_argument("--out", required=True, metavar="DIR",
-                   help="folder for index.html and the pages (with --experiment: report.json, figures and tables)")
+                   help="folder for index.html and the pages (with --experiment: report.json, figures and tables), "
+                        "written beside and renamed into place; an existing one is replaced only if it is a report "
+                        "this command wrote and holds nothing else")
     p.add_argument("--seed", type=int, default=0, help="seed for ties among the most severe failures (default 0)")
     p.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     p.add_argument("--source", metavar="DIR", help="with --experiment main: raw-data folder for the sentence "
@@ -61,8 +63,12 @@ def _run(args) -> int:
     if args.results:
         return _run_results(args)
     from ..benchmarks.contstim_report import paper_report
-    from ..report.paper import write_report
+    from ..report.paper import PAPER_KIND, write_report
+    from ..staging import check_inputs_kept, check_replaceable
 
+    check_inputs_kept([("--out", args.out)], [("--datasets", args.datasets), ("--source", args.source)],
+                      folders=("--datasets", "--source"))
+    check_replaceable(args.out, kind=PAPER_KIND)  # before any work
     report = paper_report(args.experiment, args.datasets, seed=args.seed, source=args.source)
     paths = write_report(report, args.out)
     made = ", ".join(i["id"] for i in report["items"]) or "no item (see below)"
@@ -86,8 +92,12 @@ def _run_results(args) -> int:
 
     if args.source:
         raise ValueError("--source is for --experiment main (the sentence features of Fig. S7), not for result files")
-    reads = [("RESULT", path) for path in args.results]
-    check_inputs_kept([("--out", Path(args.out) / "index.html")], reads)  # before any work; every page below
+    from ..report.pages import PAGES_KIND
+    from ..staging import check_replaceable
+
+    reads = [("RESULT", path) for path in args.results] + [("--datasets", args.datasets)]
+    check_inputs_kept([("--out", args.out)], reads, folders=("--datasets",))  # before any work: the folder is replaced
+    check_replaceable(args.out, kind=PAGES_KIND)
     results = [read_result(path) for path in args.results]
     loader = partial(load_model, options=run_options(args, progress=False), datasets_dir=args.datasets)
     reports = [model_report(result, args.datasets, seed=args.seed, source=Path(path).name, load_model=loader)

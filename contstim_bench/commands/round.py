@@ -108,7 +108,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     plan.add_argument("--datasets", type=existing_folder, help=DATASETS_HELP)
     add_run_args(plan)
     plan.add_argument("--quiet", action="store_true", help="print no summary")
-    plan.add_argument("--out", required=True, metavar="DIR", help="the plan folder to write")
+    plan.add_argument("--out", required=True, metavar="DIR",
+                      help="the plan folder to write: written beside and renamed into place; an existing one is "
+                           "replaced only if it is a plan folder this command wrote and holds nothing else")
     plan.set_defaults(func=_plan)
     p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
 

@@ -167,7 +167,9 @@ def discover_rounds(datasets_dir: str | os.PathLike | None = None) -> dict[str, 
     root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
     if not root.is_dir():
         return {}
-    folders = [root] if (root / ROUND_FILE).is_file() else sorted(p for p in root.iterdir() if (p / ROUND_FILE).is_file())
+    # a hidden folder is no round: one being written beside its old version, or left by a killed run
+    folders = [root] if (root / ROUND_FILE).is_file() else sorted(
+        p for p in root.iterdir() if not p.name.startswith(".") and (p / ROUND_FILE).is_file())
     found: dict[str, tuple[str, Path]] = {}
     for folder in folders:
         meta = read_meta(folder)

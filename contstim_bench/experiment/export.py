@@ -30,6 +30,8 @@ from ..data.design_file import DESIGN_COLUMNS, read_design, validate_design
 
 FORMAT = "contstim-experiment/1"
 EXPERIMENT_FILE = "experiment.json"
+EXPORT_KIND = "experiment export"
+"""The marker kind of an export folder."""
 STATIC_FILES = ("app.js", "style.css")
 """Files under ``OUT/static/`` (the only files the server serves besides ``index.html``)."""
 DEFAULT_TITLE = "Which sentence is more probable?"
@@ -87,18 +89,17 @@ def export_experiment(
     """Write the experiment for ``design`` (a path to a design, see :func:`read_design`, or a
     design frame) into ``out_dir`` and return it.
 
-    ``out_dir`` must be absent, empty, or a previous export (it holds ``experiment.json``);
-    anything else raises ValueError so that no unrelated folder is overwritten.
+    The folder is written beside ``out_dir`` and renamed into place
+    (:func:`contstim_bench.staging.replace_folder`): ``out_dir`` must be absent, empty, or an export
+    this function wrote that holds nothing else; anything else raises ValueError before anything is
+    written, so no unrelated folder and no edited page is lost.
     """
+    from ..staging import check_replaceable, replace_folder
+
     frame = validate_design(design) if isinstance(design, pd.DataFrame) else read_design(design)
     if not isinstance(title, str) or not title.strip():
         raise ValueError("the experiment title must be a non-empty string")
-    out = Path(out_dir)
-    if out.exists():
-        if not out.is_dir():
-            raise ValueError(f"export folder {out} exists and is not a folder")
-        if any(out.iterdir()) and not (out / EXPERIMENT_FILE).is_file():
-            raise ValueError(f"export folder {out} is not empty and holds no previous export ({EXPERIMENT_FILE})")
+    check_replaceable(out_dir, kind=EXPORT_KIND)
     records = _records(frame)
     meta = {
         "format": FORMAT,
@@ -109,15 +110,14 @@ def export_experiment(
         "groups": sorted({r["group"] for r in records}),
         "trials": records,
     }
-    (out / "static").mkdir(parents=True, exist_ok=True)
-    html = _template("index.html").replace("{{TITLE}}", _html_escape(meta["title"]))
-    (out / "index.html").write_text(html, encoding="utf-8")
-    for name in STATIC_FILES:
-        (out / "static" / name).write_text(_template(name), encoding="utf-8")
-    tmp = out / (EXPERIMENT_FILE + ".tmp")
-    tmp.write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-    os.replace(tmp, out / EXPERIMENT_FILE)
-    return out
+    with replace_folder(out_dir, kind=EXPORT_KIND) as out:
+        (out / "static").mkdir(parents=True, exist_ok=True)
+        html = _template("index.html").replace("{{TITLE}}", _html_escape(meta["title"]))
+        (out / "index.html").write_text(html, encoding="utf-8")
+        for name in STATIC_FILES:
+            (out / "static" / name).write_text(_template(name), encoding="utf-8")
+        (out / EXPERIMENT_FILE).write_text(json.dumps(meta, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+    return Path(out_dir)
 
 
 def export_and_load(

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -75,9 +76,12 @@ class IngestResult:
 
 def open_readonly(db_path: str | os.PathLike) -> sqlite3.Connection:
     """Open a response database read-only (``file:...?mode=ro``); FileNotFoundError if absent."""
+    from ..staging import regular_file
+
     path = Path(db_path)
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"response database {path} does not exist")
+    regular_file(path, 1 << 40, "response database")  # never a FIFO or a device
     uri = f"file:{quote(str(path.resolve()))}?mode=ro"
     conn = sqlite3.connect(uri, uri=True)
     try:
@@ -296,6 +300,12 @@ def dataset_name(experiment: str, name: str | None = None, version: str = "1") -
     """The folder name of an ingested round inside its datasets folder: ``name``, by default
     ``contstim-<experiment>``, with ``-v<version>`` for a version other than 1 (the versions of a
     round are kept side by side)."""
+    if name is not None and (not isinstance(name, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}", name)
+                             or ".." in name):
+        raise ValueError(f"--name {name!r} must be a folder name (letters, digits, '.', '_', '-'; no path): the round "
+                         f"is written into the datasets folder --out")
+    if not isinstance(version, str) or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}", version) or ".." in version:
+        raise ValueError(f"round version {version!r} must be a word of letters, digits, '.', '_' or '-'")
     base = name or f"contstim-{experiment}"
     return base if version == "1" else f"{base}-v{version}"
 

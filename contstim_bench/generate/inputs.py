@@ -17,6 +17,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..staging import read_bounded, regular_file
+
 DATASET = "contstim"
 """Name of the built dataset that holds the default vocabulary and pool.  (The 42 function words
 that may repeat come from :func:`contstim_bench.generate.natural_ilp.load_function_words`.)"""
@@ -94,8 +96,9 @@ def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | o
         table, source = pd.read_parquet(path), f"{DATASET}:vocabulary"
     else:
         path = Path(spec).expanduser()
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"vocabulary file not found: {path}")
+        regular_file(path, MAX_TEXT_BYTES, "vocabulary file")  # never a FIFO or a device
         source = str(path)
         if path.suffix == ".parquet":
             from contstim_bench.data.verify import verify_parquet
@@ -108,7 +111,7 @@ def load_vocabulary(spec: str | os.PathLike | None = None, datasets_dir: str | o
                 raise ValueError(f"vocabulary {path}: a word list has no frequencies, so no vocabulary size can be "
                                  f"taken from it; give a .parquet/.csv with a frequency column (`contstim vocab "
                                  f"build` writes one)")
-            lines = [ln.strip() for ln in path.read_text(encoding="utf-8").splitlines()]
+            lines = [ln.strip() for ln in _text(path, "vocabulary file").splitlines()]
             return vocabulary_from_words([ln for ln in lines if ln], str(path))
     if size is not None:
         from .vocabulary import most_frequent
@@ -157,13 +160,25 @@ def load_pool(source: str | os.PathLike | None = None, datasets_dir: str | os.Pa
             return split_part(lines, part), f"{DATASET}:natural_pool/synthesis, {describe(part)}"
         return lines, f"{DATASET}:natural_pool/{split}"
     path = Path(source).expanduser()
-    if not path.is_file():
+    if not path.exists():
         raise FileNotFoundError(f"natural-sentence pool not found: {path} (a text file, one sentence per line)")
-    lines = path.read_text(encoding="utf-8").splitlines()
+    lines = _text(path, "natural-sentence pool").splitlines()
     for i, line in enumerate(lines, start=1):
         if not line.strip():
             raise ValueError(f"{path}: line {i} is blank; the pool needs one sentence per line")
     return [ln.strip() for ln in lines], str(path)
+
+
+MAX_TEXT_BYTES = 2 << 30
+"""Largest vocabulary or pool text file read (bytes)."""
+
+
+def _text(path: Path, what: str) -> str:
+    """A UTF-8 text file a user gave: regular, bounded, its byte-order mark dropped."""
+    try:
+        return read_bounded(path, MAX_TEXT_BYTES, what).decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{what} {path} is not UTF-8 text ({exc.reason} at byte {exc.start})") from None
 
 
 def choose_start_sentences(pool: Sequence[str], n: int, seed: int) -> list[StartSentence]:

@@ -352,7 +352,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     if isinstance(lockstep, bool) or not isinstance(lockstep, int) or lockstep < 1:
         raise ValueError(f"lockstep must be a positive number of searches, got {lockstep!r}")
     from ..progress import interactive, progress_bar
-    from ..scoring.parallel import launch_line, launch_state
+    from ..scoring.parallel import launch_line, launch_state, single_process_note
 
     state = launch_state()  # CPU processes too (a bare PartialState() would see one process without a GPU)
     main = state.is_main_process
@@ -372,7 +372,7 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     recorded = recorded_fingerprints(plan)  # every finished job file checked before any work
     share = shard(len(jobs), state.num_processes, state.process_index)
     mine = [jobs[k] for k in share]
-    if progress:  # every process says which jobs it runs: a launch that did not split is seen at once
+    if state.num_processes > 1 or single_process_note():  # each process of a launch says which jobs it runs
         print(launch_line(state.process_index, state.num_processes, share, len(jobs)), file=sys.stderr)
     todo = [job for job in mine if not (jobs_dir / f"{job.key}.json").exists()]
     device = plan.record["device"]

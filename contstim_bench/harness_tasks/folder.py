@@ -25,11 +25,21 @@ from .metrics import FIELDS, task_metrics
 MARKER = ".contstim-lm-eval-tasks"
 """How task folders written before the package's output marker (:data:`contstim_bench.staging.MARKER`) are recognised."""
 TASK_FOLDER_KIND = "lm-eval task folder"
-LEGACY_TASKS = legacy_files(MARKER, written=lambda folder: [MARKER, "utils.py", *(
-    str(p.relative_to(folder)) for p in folder.glob("*.yaml")), *(
-    str(p.relative_to(folder)) for p in folder.glob("__pycache__/*"))])
-"""A task folder written before the output marker: its old marker, ``utils.py``, the YAML files
-and what Python compiled from ``utils.py``."""
+def _legacy_task_files(folder: Path) -> list[str]:
+    """The files an earlier version wrote in a task folder: its old marker, and the YAML files and
+    ``utils.py`` that begin with the header it wrote (a file a user added does not)."""
+    def ours(path: Path, header: bytes) -> bool:
+        if not path.is_file() or path.is_symlink():
+            return False
+        with open(path, "rb") as fh:
+            return fh.read(len(header)) == header
+    yaml = [p.name for p in folder.glob("*.yaml") if ours(p, b"# written by `contstim lm-eval tasks`")]
+    utils = ["utils.py"] if ours(folder / "utils.py", b'"""The contstim task group\'s hooks, written by') else []
+    return [MARKER, *yaml, *utils]
+
+
+LEGACY_TASKS = legacy_files(MARKER, written=_legacy_task_files)
+"""A task folder written before the output marker: its old marker and the files that carry its header."""
 """A file in every folder :func:`write_task_folder` writes: only such a folder is replaced."""
 
 GROUP = "contstim"

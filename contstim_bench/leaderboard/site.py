@@ -36,20 +36,11 @@ from .policy import grouped_matrices, grouped_rows, load_entries
 from ..analysis.ranking import SHOWN_DIGITS
 from .table import COLUMNS, overview_rows, panels, rows_to_csv
 from .validate import RESCORE_TOLERANCE, ValidationError, load_file, result_paths, validate_files
-from ..staging import legacy_files
 
 SITE_KIND = "leaderboard site"
-SITE_PARTS = ("index.html", "matrix.html", "data.js", "style.css", "app.js")
-
-
-def _site_files(folder: Path) -> list[str]:
-    return [*SITE_PARTS, *(str(p.relative_to(folder)) for sub in ("models", "export", "results")
-                           for p in (folder / sub).rglob("*") if p.is_file())]
-
-
-LEGACY_SITE = legacy_files(*SITE_PARTS, contains=("data.js", '"generated_by": "contstim-bench'), written=_site_files)
-"""A site written before the output marker: its pages, data.js (which names the package) and what
-its models/, export/ and results/ folders hold."""
+"""The marker kind of a site (:func:`contstim_bench.staging.replace_folder`).  A site written before
+the marker existed is not replaced: which of its files a user added cannot be told, so the command
+asks for a new folder (or for the old one to be removed by hand)."""
 
 STATIC = Path(__file__).with_name("static")
 TITLE = "contstim-bench leaderboard"
@@ -366,10 +357,10 @@ def build_site(
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     final = Path(out_dir)
-    check_replaceable(final, kind=SITE_KIND, legacy=LEGACY_SITE)
+    check_replaceable(final, kind=SITE_KIND)
     entries = load_entries(results_dir, validate=validate, datasets_dir=datasets_dir, rescore=rescore,
                            tolerance=tolerance, options=options, log=log, models_folder=models_folder)
-    with replace_folder(final, kind=SITE_KIND, legacy=LEGACY_SITE) as out:
+    with replace_folder(final, kind=SITE_KIND) as out:
         _write_site(out, entries, datasets_dir, plot, log)
     log(f"leaderboard: {len(entries)} result files -> {final / 'index.html'}")
     return final

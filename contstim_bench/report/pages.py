@@ -110,23 +110,23 @@ def index_page(reports: list[dict], files: list[str]) -> str:
     return page("contstim-bench report", "".join(body))
 
 
+PAGES_KIND = "report"
+"""The marker kind of a folder of report pages (:func:`contstim_bench.staging.replace_folder`)."""
+
+
 def write_pages(reports: list[dict], out_dir: str | os.PathLike, reads=()) -> list[Path]:
     """Write a page per report and ``index.html`` into ``out_dir``; returns the paths (index last).
     ValueError, before anything is written, when one of them is one of the inputs ``reads``
     (``(flag, path)`` pairs: :func:`~contstim_bench.staging.check_inputs_kept`)."""
-    from ..staging import check_inputs_kept
+    from ..staging import check_inputs_kept, replace_folder
 
     if not reports:
         raise ValueError("no result to report")
-    out = Path(out_dir)
+    final = Path(out_dir)
     files = _file_names(reports)
-    check_inputs_kept([("--out", out / name) for name in [*files, "index.html"]], reads)
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for report, name in zip(reports, files):
-        path = out / name
-        path.write_text(result_page(report), encoding="utf-8")
-        paths.append(path)
-    index = out / "index.html"
-    index.write_text(index_page(reports, files), encoding="utf-8")
-    return paths + [index]
+    check_inputs_kept([("--out", final)], reads)
+    with replace_folder(final, kind=PAGES_KIND) as out:
+        for report, name in zip(reports, files):
+            (out / name).write_text(result_page(report), encoding="utf-8")
+        (out / "index.html").write_text(index_page(reports, files), encoding="utf-8")
+    return [final / name for name in files] + [final / "index.html"]

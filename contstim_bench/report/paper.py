@@ -213,9 +213,21 @@ def _json_ready(obj):
 
 
 def write_report(report: dict, out_dir: str | os.PathLike, formats=FORMATS) -> list[Path]:
-    """Write every item of ``report`` and ``index.html`` into ``out_dir``; returns the paths."""
-    out = Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
+    """Write every item of ``report`` and ``index.html`` into ``out_dir`` (written beside it and
+    renamed into place: :func:`contstim_bench.staging.replace_folder`); returns the paths."""
+    from ..staging import replace_folder
+
+    final = Path(out_dir)
+    with replace_folder(final, kind=PAPER_KIND) as out:
+        written = _write_report(report, out, formats)
+    return [final / p.relative_to(out) for p in written]
+
+
+PAPER_KIND = "paper report"
+"""The marker kind of a `contstim report --experiment` folder."""
+
+
+def _write_report(report: dict, out: Path, formats) -> list[Path]:
     exp = report["experiment"]
     paths: list[Path] = []
     sections = []

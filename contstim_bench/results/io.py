@@ -171,11 +171,25 @@ def check_output_folder(path: str | os.PathLike, flag: str = "--output") -> Path
 
 
 def write_result(result: dict, path: str | os.PathLike) -> Path:
-    """Write ``result`` as indented JSON (UTF-8, keys in insertion order)."""
+    """Write ``result`` as indented JSON (UTF-8, keys in insertion order), through a temporary file
+    renamed into place: a reader never sees half a file, and a file there that is a hard link to
+    another (an input a user kept elsewhere) is replaced, never written into."""
+    import tempfile
+
     path = check_output_file(path)
     if path.parent and not path.parent.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(result, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(json.dumps(result, indent=1, ensure_ascii=False) + "\n")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)  # what a plain write would have given it
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
     return path
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..staging import check_inputs_kept
+from ..staging import check_inputs_kept, regular_file
 from . import kneser_ney
 
 if TYPE_CHECKING:
@@ -48,8 +48,9 @@ def load_corpus(corpus: str | os.PathLike | None = None, source: str | os.PathLi
     """
     if corpus:
         path = Path(corpus)
-        if not path.is_file():
+        if not path.exists():
             raise FileNotFoundError(f"corpus file not found: {path}")
+        regular_file(path, 64 << 30, "corpus file")  # never a FIFO or a device
         return kneser_ney.read_corpus(path), str(path)
     from ..data.build_contstim import POOL_SYNTHESIS  # the default corpus
     from ..data.pool_split import describe, split_part

@@ -125,7 +125,7 @@ def test_cli_export(design, tmp_path, capsys):
 def test_export_refuses_unrelated_folder_and_edited_file(design, tmp_path):
     (tmp_path / "busy").mkdir()
     (tmp_path / "busy" / "notes.txt").write_text("keep me")
-    with pytest.raises(ValueError, match="not empty and holds no previous export"):
+    with pytest.raises(ValueError, match="already holds files the package did not write"):
         export_experiment(design, tmp_path / "busy")
     exp = export_experiment(design, tmp_path / "exp")
     meta = json.loads((exp / EXPERIMENT_FILE).read_text())
