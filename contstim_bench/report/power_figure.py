@@ -22,6 +22,7 @@ def power_figure(plan: dict):
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     series = list(dict.fromkeys((r["model_a"], r["model_b"], r["trials_per_participant"], r["effect"])
                                 for r in plan["power"]))
+    invalid = False
     for ax, test in zip(axes, tests):
         for k, key in enumerate(series):
             rows = sorted((r for r in plan["power"] if r["test"] == test
@@ -35,6 +36,10 @@ def power_figure(plan: dict):
             color = colors[k % len(colors)]
             label = f"{key[0]} vs {key[1]} (T={key[2]}, effect {key[3]:.2f})"
             ax.plot(n, p, marker="o", ms=3, color=color, label=label)
+            bad = [(x, y) for x, y, r in zip(n, p, rows) if not r.get("valid", True)]
+            if bad:
+                ax.plot(*zip(*bad), linestyle="", marker="x", ms=7, color="#c0392b")
+                invalid = True
             ax.fill_between(n, [max(0, a - b) for a, b in zip(p, se)], [min(1, a + b) for a, b in zip(p, se)],
                             color=color, alpha=0.15, lw=0)
         ax.axhline(target, color="0.4", ls="--", lw=0.8)
@@ -50,6 +55,9 @@ def power_figure(plan: dict):
              for k, (a, b, t, e) in enumerate(series)]
     marks += [Mark("95% Monte Carlo interval", "patch", color="0.85"),
               Mark(f"target power {target:g}", "line", color="0.4", linestyle="--")]
+    if invalid:
+        marks.append(Mark("not valid: at no effect this design separates equal models in more than "
+                          f"{plan['analysis']['alpha']:.0%} of the rounds", "marker", color="#c0392b", marker="x"))
     add_key(fig, marks, note=(f"T: trials per participant and pair; each point {plan['settings']['simulations']} "
                               f"simulated rounds, separated = q < {plan['analysis']['alpha']:g} (BH over the round's "
                               f"model pairs) in favour of the first model"))
