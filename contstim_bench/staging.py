@@ -148,8 +148,9 @@ def read_marker(folder: str | os.PathLike) -> dict | None:
     except (ValueError, UnicodeDecodeError):
         raise ValueError(f"{path} is not a marker the package writes (not its JSON)") from None
     if not (isinstance(data, dict) and data.get("written_by") == "contstim-bench" and isinstance(data.get("kind"), str)
-            and isinstance(data.get("files"), dict)
-            and all(isinstance(f, str) and isinstance(h, str) for f, h in data["files"].items())):
+            and isinstance(data.get("files"), (dict, list))
+            and all(isinstance(f, str) for f in data["files"])
+            and (isinstance(data["files"], list) or all(isinstance(h, str) for h in data["files"].values()))):
         raise ValueError(f"{path} is not a marker the package writes")
     return data
 
@@ -214,8 +215,9 @@ def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out
         if marker["kind"] != kind:
             raise ValueError(f"{flag} {final} holds a {marker['kind']} the package wrote, not a {kind}: it is not "
                              f"replaced by one; nothing was written, give another folder for {flag}")
-        hashes = marker["files"]
-        written = set(hashes)
+        # the first markers listed names only; each file's sha256 is checked where the marker has it
+        hashes = marker["files"] if isinstance(marker["files"], dict) else None
+        written = set(marker["files"])
     files = _files(path)
     extra = sorted(f for f in set(files) - written - {MARKER} if not _tolerated(f))
     holders = {"/".join(rel.split("/")[:i]) for rel in written for i in range(1, rel.count("/") + 1)}
