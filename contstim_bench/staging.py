@@ -112,7 +112,8 @@ def _folders(folder: Path) -> list[str]:
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_dir() and not p.is_symlink())
 
 
-def _sha256(path: Path) -> str:
+def sha256_file(path: str | os.PathLike) -> str:
+    """The sha256 of a file's bytes (read in 1 MiB chunks): the one file digest of the package."""
     import hashlib
 
     h = hashlib.sha256()
@@ -124,7 +125,7 @@ def _sha256(path: Path) -> str:
 
 def _written(folder: Path) -> dict[str, str]:
     """Every file of a folder being written, with its sha256 (what the marker records)."""
-    return {rel: _sha256(folder / rel) for rel in _files(folder)}
+    return {rel: sha256_file(folder / rel) for rel in _files(folder)}
 
 
 def _tolerated(rel: str) -> bool:
@@ -224,7 +225,7 @@ def check_replaceable(final: str | os.PathLike, *, kind: str, flag: str = "--out
     extra += sorted(f"{d}/" for d in _folders(path) if d not in holders and d.rsplit("/", 1)[-1] != "__pycache__")
     if hashes is not None:
         extra += sorted(f"{f} (changed since it was written)" for f in files
-                        if f in hashes and not (path / f).is_symlink() and _sha256(path / f) != hashes[f])
+                        if f in hashes and not (path / f).is_symlink() and sha256_file(path / f) != hashes[f])
     if extra:
         listed = ", ".join(extra[:5]) + (f" and {len(extra) - 5} more" if len(extra) > 5 else "")
         raise ValueError(f"{flag} {final} holds what the package did not write there ({listed}); it would be lost with "

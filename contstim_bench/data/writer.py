@@ -35,7 +35,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import yaml
 
-from ..staging import legacy_files, replace_folder
+from ..staging import legacy_files, replace_folder, sha256_file
 
 FINGERPRINT_FILE = "fingerprint.json"
 
@@ -158,14 +158,6 @@ def parquet_table_digest(path: str | os.PathLike) -> str:
 def dataset_fingerprint(digests: dict[str, str]) -> str:
     """sha256 over ``{"config/split": table digest}``, as the sorted ``key:digest`` lines."""
     return hashlib.sha256("".join(f"{k}:{v}\n" for k, v in sorted(digests.items())).encode()).hexdigest()
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def _card(spec: DatasetSpec, files: dict[tuple[str, str], str], fingerprint: str) -> str:
