@@ -59,8 +59,8 @@ VERSUS_LEGEND = (
     "  sentence (mean over units; 0.5 = no difference), q = BH-adjusted two-sided Wilcoxon of the shares vs 0.5\n"
     "  over the model pairs of the condition; by item: the same test with the sentence pairs as units (F2: per\n"
     "  pair, the share of its participants who chose {name}'s sentence; BH over the pairs tested by item).\n"
-    "  Per-unit scores are compared only like for like: on the same\n"
-    "  trials, or each model on the trials that target it (own selection, as the paper's Fig. 1b/3a);\n"
+    "  Per-unit scores are compared only like for like: on the same trials, or each model on the trials that\n"
+    "  target it (own selection, as the paper's Fig. 1b/3a);\n"
     "  delta = model - reference. * = q < .05"
 )
 

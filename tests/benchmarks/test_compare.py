@@ -184,3 +184,41 @@ def test_compare_result_missing_sentences(tmp_path, capsys):
     assert cli_main(["compare", "--results", str(result), "--references", "--output", str(tmp_path / "o")]) == 1
     err = capsys.readouterr().err
     assert "has no log-probability for 1 sentence(s) of the pll experiment" in err
+
+
+def test_by_item_head_to_head_by_hand(pll):
+    """The head-to-head by item (sentence pairs as units), computed here from the raw trials with pandas
+    and scipy alone: per pair, the share of its participants who chose RoBERTa-PLL's sentence over
+    ELECTRA-PLL's; scipy's two-sided Wilcoxon (zsplit) of the shares against 0.5; BH over the by-item
+    tests of the comparison's pairs. On these pairs the by-item test is weaker than the by-participant
+    one (the pairs differ far more than the participants)."""
+    import warnings
+
+    from scipy.stats import false_discovery_control, wilcoxon
+
+    trials, refs = pll
+    names = ["roberta_has_a_mouth", "electra_has_a_mouth", "bert_has_a_mouth"]
+    cmp = compare_logprobs({n: refs[n] for n in names}, "pll", conditions=["synthetic_vs_synthetic"])
+    block = cmp["conditions"]["synthetic_vs_synthetic"]
+    t = trials[(trials["trial_type"] == "synthetic_vs_synthetic").to_numpy()]
+    raw = {}
+    for i, a in enumerate(names):
+        for b in names[i + 1:]:
+            ra = np.array([refs[a][y] - refs[a][x] for x, y in zip(t["sentence1"], t["sentence2"])])
+            rb = np.array([refs[b][y] - refs[b][x] for x, y in zip(t["sentence1"], t["sentence2"])])
+            dis = np.sign(ra) * np.sign(rb) < 0
+            chose_a = ((t["rating"].to_numpy() >= 4) == (ra > 0))[dis].astype(float)
+            items = pd.Series(chose_a, index=t["pair_id"].to_numpy()[dis]).groupby(level=0).mean()
+            h = block["head_to_head"][a][b]
+            assert h["share_by_item"] == pytest.approx({str(k): v for k, v in items.items()}, abs=1e-12)
+            assert h["share_items"] == pytest.approx(items.mean(), abs=1e-12)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                raw[(a, b)] = float(wilcoxon(np.round(items.to_numpy() - 0.5, 12), zero_method="zsplit").pvalue)
+            assert h["p_items"] == pytest.approx(raw[(a, b)], rel=1e-12)
+    adjusted = dict(zip(raw, false_discovery_control(list(raw.values()), method="bh")))
+    for (a, b), q in adjusted.items():
+        assert block["head_to_head"][a][b]["p_items_bh"] == pytest.approx(q, rel=1e-12)
+    first = block["head_to_head"]["roberta_has_a_mouth"]["electra_has_a_mouth"]
+    assert (round(first["share_items"], 4), f"{first['p_items_bh']:.3g}") == (0.6358, "0.00127")
+    assert first["p_items_bh"] > 100 * first["p_bh"]  # the items are the weaker evidence here
