@@ -11,11 +11,24 @@ the participants the ingested round will really keep.
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
+
+from ..data.design_file import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
 
 CATCH_TRIALS = 12
 """Catch trials per participant in the paper's experiments."""
 MIN_CATCH_CORRECT = 11
 """Catch trials a participant must answer for the natural sentence to be kept (the paper's 11 of 12)."""
+
+
+def catch_correct(frame: pd.DataFrame) -> np.ndarray:
+    """Per row of a trials frame as shown (``sentence1`` on the left): True where a catch trial was
+    answered for its natural (C1) sentence (ratings 1-3 choose the left sentence)."""
+    is_catch = (frame["trial_type"] == CATCH_TRIAL_TYPE).to_numpy()
+    answered = frame["rating"].notna().to_numpy()
+    rating = frame["rating"].fillna(0).to_numpy(dtype=np.int64)
+    left_natural = (frame["sentence1_type"] == NATURAL_CATCH_CODE).to_numpy()
+    return is_catch & answered & ((rating <= 3) == left_natural)
 
 
 def excluded_by_catch(n_correct, min_correct: int = MIN_CATCH_CORRECT) -> np.ndarray:

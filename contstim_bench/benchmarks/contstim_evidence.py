@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from ..analysis.evaluation import log_ratios_from_logprobs, resolve_logprobs, unique_sentences
 from ..analysis.head_to_head import disagreement, pair_selection
@@ -25,7 +26,8 @@ from ..analysis.participant_model import ChoiceModel, estimate, lapse_from_catch
 from ..analysis.power import ObservedPair
 from ..analysis.selection import condition
 from ..analysis.trials import prepare_trials
-from ..data.design_file import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
+from ..analysis.exclusion import catch_correct
+from ..data.design_file import CATCH_TRIAL_TYPE
 from .contstim_compare import experiment_trials
 
 
@@ -115,12 +117,11 @@ class Evidence:
 
 def catch_answers(trials) -> dict[str, np.ndarray]:
     """Participant -> for each of their catch trials, whether they chose the natural sentence
-    (rating 1-3 picks the left sentence, ``sentence1``)."""
-    rows = trials[trials["trial_type"] == CATCH_TRIAL_TYPE]
-    chose_left = rows["rating"].to_numpy(dtype=np.float64) <= 3
-    natural_left = (rows["sentence1_type"] == NATURAL_CATCH_CODE).to_numpy()
-    ok = chose_left == natural_left
-    return {str(p): ok[(rows["participant"] == p).to_numpy()] for p in rows["participant"].unique()}
+    (:func:`contstim_bench.analysis.exclusion.catch_correct`, the rule ingestion applies)."""
+    is_catch = (trials["trial_type"] == CATCH_TRIAL_TYPE).to_numpy()
+    ok = catch_correct(trials)[is_catch]
+    who = trials["participant"].to_numpy()[is_catch]
+    return {str(p): ok[who == p] for p in pd.unique(who)}
 
 
 def head_to_head_evidence(logprobs: Mapping[str, Mapping[str, float]], pairs: Sequence[tuple[str, str]],

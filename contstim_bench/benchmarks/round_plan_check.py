@@ -17,6 +17,7 @@ from collections.abc import Mapping
 import numpy as np
 
 from ..analysis.evaluation import log_ratios_from_logprobs
+from ..analysis.head_to_head import pair_selection
 from ..analysis.inference import ALPHA
 from ..analysis.panel import Evaluator, condition_panel
 from ..analysis.partial_references import covered_models
@@ -53,7 +54,6 @@ def plan_check(meta: dict, trials, reference_logprobs: Mapping[str, Mapping[str,
     if plan is None:
         return None
     prepared = prepare_trials(trials)
-    frame = prepared.frame
     ev = Evaluator(prepared)
     hypotheses, departures = [], []
     panels: dict[str, object] = {}
@@ -84,7 +84,7 @@ def plan_check(meta: dict, trials, reference_logprobs: Mapping[str, Mapping[str,
                            "share": share, "q": q, "share_items": share_items, "q_items": q_items,
                            "family_size": panel.family_sizes()["head_to_head"], "outcome": outcome[h["test"]],
                            "outcomes": outcome})
-        per_person = _trials_per_participant(frame, match, a, b, key)
+        per_person = _trials_per_participant(ev, a, b, key)
         planned_t = plan["design"].get("trials_per_participant")
         if per_person is not None and planned_t is not None and per_person != planned_t:
             departures.append(f"{h['id']} ({a} vs {b}): {per_person} trials per participant, {planned_t} planned")
@@ -103,20 +103,13 @@ def _ratios(trials, values: Mapping[str, float], mask: np.ndarray) -> np.ndarray
     return out
 
 
-def _trials_per_participant(frame, match, a: str, b: str, key: str) -> int | None:
-    """The median number of the pair's head-to-head trials a participant answered."""
-    if match.n_trials == 0:
+def _trials_per_participant(ev: Evaluator, a: str, b: str, key: str) -> int | None:
+    """The median number of the trials that contrast ``a`` and ``b`` (the head-to-head's
+    ``targeted_both`` selection) a participant answered; None when no trial targets both."""
+    rows, selection = pair_selection(ev.masks, a, b, condition(key))
+    if selection != "targeted_both":
         return None
-    cols = ("sentence1_accept_model", "sentence2_accept_model", "sentence1_reject_model", "sentence2_reject_model")
-    targets_a = np.zeros(len(frame), dtype=bool)
-    targets_b = np.zeros(len(frame), dtype=bool)
-    for c in cols:
-        targets_a |= (frame[c] == a).to_numpy()
-        targets_b |= (frame[c] == b).to_numpy()
-    rows = targets_a & targets_b & condition_mask(frame, condition(key))
-    if not rows.any():
-        return None
-    return int(np.median(frame.loc[rows].groupby("participant").size().to_numpy()))
+    return int(np.median(ev.frame.loc[rows].groupby("participant").size().to_numpy()))
 
 
 def _design_departures(plan: dict, meta: dict, hypotheses: list[dict]) -> list[str]:

@@ -36,11 +36,11 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from ..analysis.exclusion import MIN_CATCH_CORRECT, excluded_by_catch  # noqa: F401 (MIN_CATCH_CORRECT: the default, re-exported)
+from ..analysis.exclusion import MIN_CATCH_CORRECT, catch_correct, excluded_by_catch  # noqa: F401 (re-exported)
 from ..data.contstim_trials import CONFIDENCE_BY_RATING, trials_schema
 from ..data.writer import ConfigSpec, DatasetSpec
 from ..study import TRIAL_COLUMNS
-from ..data.design_file import CATCH_TRIAL_TYPE, NATURAL_CATCH_CODE
+from ..data.design_file import CATCH_TRIAL_TYPE
 from .round_writer import TRIAL_COLUMN_DOCS
 
 
@@ -140,16 +140,6 @@ def _shown(frame: pd.DataFrame) -> pd.DataFrame:
         right = np.where(swapped, out[a].to_numpy(dtype=object), out[b].to_numpy(dtype=object))
         out[a], out[b] = left, right
     return out
-
-
-def catch_correct(frame: pd.DataFrame) -> np.ndarray:
-    """Per row: True where a catch trial was answered for its natural (C1) sentence."""
-    is_catch = (frame["trial_type"] == CATCH_TRIAL_TYPE).to_numpy()
-    answered = frame["rating"].notna().to_numpy()
-    rating = frame["rating"].fillna(0).to_numpy(dtype=np.int64)
-    left_natural = (frame["sentence1_type"] == NATURAL_CATCH_CODE).to_numpy()
-    chose_left = rating <= 3
-    return is_catch & answered & (chose_left == left_natural)
 
 
 def ingest(
