@@ -254,7 +254,7 @@ def asked_benchmarks(experiments: Sequence[str] | str | None, benchmarks: Sequen
 def evaluate_variants(model, benchmark: str, variants: Mapping[str, Mapping[str, Any]], *,
                       options: RunOptions = RunOptions(), datasets_dir: str | os.PathLike | None = None,
                       log: Log | None = None) -> dict[str, dict]:
-    """``benchmark`` once per set of its options (BLiMP with each of several ``method``\ s):
+    """``benchmark`` once per set of its options (BLiMP with each of several ``method`` values):
     ``{key: result}`` in the order of ``variants`` (key -> benchmark options).  Every variant's
     model (``spec_for``) is checked before any model loads."""
     spec = parse_model(model)

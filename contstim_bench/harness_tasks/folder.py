@@ -98,10 +98,11 @@ def _q(value) -> str:
     return json.dumps(value, ensure_ascii=False)  # a JSON scalar is a YAML scalar
 
 
-def present_benchmarks(datasets_dir: str | os.PathLike | None, log=lambda msg: None) -> dict[str, tuple[str, list[str]]]:
+def present_benchmarks(datasets_dir: str | os.PathLike | None, log=lambda msg: None,
+                       what: str = "task") -> dict[str, tuple[str, list[str]]]:
     """Benchmark identifier -> (version, conditions) of every experiment whose trials can be read
-    from ``datasets_dir`` (an absent one is reported through ``log`` and left out) and every round
-    found there."""
+    from ``datasets_dir`` (an absent one is reported through ``log``, as no ``what`` for it, and
+    left out) and every round found there."""
     from ..benchmarks.registry import get_benchmark, rounds
     from ..study import EXPERIMENTS
     from .hooks import conditions
@@ -112,7 +113,7 @@ def present_benchmarks(datasets_dir: str | os.PathLike | None, log=lambda msg: N
         try:
             found[ident] = (get_benchmark(ident).version, conditions(ident, datasets_dir))
         except FileNotFoundError:
-            log(f"note: no task for the {exp} experiment: its human data is not in the datasets folder "
+            log(f"note: no {what} for the {exp} experiment: its human data is not in the datasets folder "
                 f"{datasets_dir} (`contstim data build --help` says how to add it)")
     for ident, bench in rounds(datasets_dir).items():
         found[ident] = (bench.version, conditions(ident, datasets_dir))

@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("benchmarks",),
     ("report", "generate", "experiment"),
     ("driver", "api", "scorefile", "plotting", "planning"),
-    ("leaderboard", "spaces", "metric_hub", "harness_tasks", "__init__"),
+    ("leaderboard", "spaces", "metric_hub", "harness_tasks", "brainscore_plugin", "__init__"),
     ("commands", "cli", "__main__"),
 ]
 """ARCHITECTURE.md's layers, bottom to top: the first component of a module's path inside the
