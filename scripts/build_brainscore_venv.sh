@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Build the Python environment the Brain-Score plugin tests run in: brainscore-language 2.3.0 with
 # its own pins (numpy<2, transformers<5), the CPU build of torch, contstim-bench's core from this
-# checkout (same pip command: it installs beside Brain-Score's pins only so, with pyarrow<26) and
-# pytest. It cannot share .venv: the package itself needs transformers 5.
+# checkout (same pip command: it installs beside Brain-Score's pins only so, with pyarrow<26),
+# pytest, and gguf with accelerate (transformers 4 reads the GGUF file of SmolLM2, the package's
+# default model, with them: docs/brainscore.md). It cannot share .venv: the package itself needs transformers 5.
 #
 # Usage: bash scripts/build_brainscore_venv.sh      prints the environment's python on stdout
 #
@@ -46,7 +47,7 @@ fi
 rm -rf "$tmpd"
 # one pip command: the package's core resolves against Brain-Score's pins (pyarrow 26 would import
 # under numpy<2, then `datasets` fails on it, and pip's check does not notice)
-pip_ install "$BRAINSCORE" "pyarrow<26" "pytest>=8" "$PWD"
+pip_ install "$BRAINSCORE" "pyarrow<26" "pytest>=8" "gguf>=0.17" "accelerate>=1.0" "$PWD"
 "$venv/bin/python" -c "import brainscore_language, contstim_bench.driver, datasets, transformers, numpy; \
 assert int(numpy.__version__.split('.')[0]) < 2 and int(transformers.__version__.split('.')[0]) < 5" \
   || { echo "[brainscore] the environment does not import" >&2; exit 1; }

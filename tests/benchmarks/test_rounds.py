@@ -415,3 +415,33 @@ def test_a_round_is_an_lm_eval_task_of_its_own(study, tmp_path):
             want = field_value(entry, field)
             got = reported[f"{metric_name(field, cond)},none"]
             assert got == (want if want is not None else "N/A") or got == pytest.approx(want, abs=1e-9), (cond, field)
+
+
+def test_a_round_is_a_brainscore_benchmark_of_its_own(study, tmp_path):
+    """`contstim brainscore plugin` on a datasets folder with a round registers Golan2023.<round>-accuracy
+    and -srcs, ships the round's folder as ingested, and its reference values (the round's first
+    targeted model, read from the round's own log-probabilities) are what the driver computes for
+    that model as a new one (under another name, so that no trial is left out as its own)."""
+    from contstim_bench.brainscore_plugin import hooks
+    from contstim_bench.brainscore_plugin.folder import write_plugin_folder
+    from contstim_bench.driver import RunOptions, evaluate
+
+    plugin, names = write_plugin_folder(tmp_path / "plugin", study["datasets"])
+    assert names == ["Golan2023.pll-accuracy", "Golan2023.pll-srcs", f"Golan2023.{ROUND}-accuracy",
+                     f"Golan2023.{ROUND}-srcs"]
+    assert f"benchmark_registry['Golan2023.{ROUND}-srcs']" in (plugin / "__init__.py").read_text()
+    (ident, folder), = discover_rounds(plugin / "data").items()
+    assert ident == f"contstim.{ROUND}" and (folder / "round.json").read_bytes() == \
+        (discover_rounds(study["datasets"])[ident] / "round.json").read_bytes()
+    ref = json.loads((plugin / "reference.json").read_text())["benchmarks"]
+    first = load_round(folder).meta["models"][0]
+    for measure in ("accuracy", "srcs"):
+        entry = ref[f"Golan2023.{ROUND}-{measure}"]
+        assert entry["contstim_benchmark"] == ident and entry["reference"]["subject"] == first["name"]
+        mine = evaluate(first["spec"], [ident], datasets_dir=study["datasets"], name="a new model",
+                        options=RunOptions(cache=False, progress=False), log=lambda m: None)[ident]
+        values = mine["experiments"][ROUND]["all"]
+        assert entry["reference"]["raw"] == pytest.approx(values[measure], abs=1e-12)
+        assert entry["ceiling"] == pytest.approx(values[f"{measure}_noise_ceiling"]["lower"], abs=1e-12)
+    # the plugin's copy of the round is what its benchmark reads
+    assert len(hooks.sentences(ident, plugin / "data")) == len(hooks.sentences(ident, study["datasets"]))

@@ -2,8 +2,9 @@
 
 `brainscore-language` 2.3.0 is installed in an environment of its own (numpy<2, transformers<5;
 scripts/build_brainscore_venv.sh, built once per machine), the written plugin is placed where
-Brain-Score finds a benchmark (a folder of `brainscore_language/benchmarks/`, in a copy of the
-installed package put first on the path), `load_benchmark` loads it (Brain-Score runs `pip install
+Brain-Score finds a benchmark (a folder of `brainscore_language/benchmarks/`, in a light environment
+layered over the cached one with its own copy of that package: tests/brainscore_env.py),
+`load_benchmark` loads it (Brain-Score runs `pip install
 -r` of its requirements.txt, as it does for any plugin) and Brain-Score's own Hugging Face subject
 reads the sentences: a tiny GPT-2 made there by transformers 4, with a tokenizer that adds its
 start token.  Its raw accuracy and SRCS on pll are those `contstim evaluate` computes for the same
@@ -29,13 +30,21 @@ pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
-def brainscore_python() -> Path:
-    """The python of the Brain-Score environment (built on first use, a few minutes)."""
-    done = subprocess.run(["bash", str(REPO / "scripts" / "build_brainscore_venv.sh")], capture_output=True,
-                          text=True, timeout=1800)
-    if done.returncode != 0:
-        pytest.skip(f"no Brain-Score environment could be built here: {done.stderr.strip()[-800:]}")
-    return Path(done.stdout.strip().splitlines()[-1])
+def brainscore_python(tmp_path_factory, plugin) -> Path:
+    """The python of a layer over Brain-Score's cached environment (built on first use, a few
+    minutes), the plugin copied into its brainscore_language/benchmarks/ as a user installs one."""
+    import brainscore_env
+
+    try:
+        base = brainscore_env.built()
+    except RuntimeError as exc:
+        pytest.skip(str(exc))
+    python = brainscore_env.layer(tmp_path_factory.mktemp("bs") / "brainscore-env", base)
+    benchmarks = Path(run_in_brainscore(python, "import brainscore_language, os; "
+                                        "print(os.path.dirname(brainscore_language.__file__))").strip()) / "benchmarks"
+    assert python.parent.parent in benchmarks.parents  # the layer's copy, not the cached environment's
+    shutil.copytree(plugin, benchmarks / "golan2023")
+    return python
 
 
 @pytest.fixture(scope="module")
@@ -47,55 +56,24 @@ def plugin(tmp_path_factory, datasets) -> Path:
     return folder
 
 
-@pytest.fixture(scope="module")
-def brainscore_path(tmp_path_factory, brainscore_python, plugin) -> Path:
-    """A copy of the installed brainscore_language with the plugin in its benchmarks folder."""
-    site = subprocess.run([str(brainscore_python), "-c", "import brainscore_language, os; "
-                           "print(os.path.dirname(brainscore_language.__file__))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
-    overlay = tmp_path_factory.mktemp("brainscore_overlay")
-    shutil.copytree(site, overlay / "brainscore_language", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copytree(plugin, overlay / "brainscore_language" / "benchmarks" / "golan2023")
-    return overlay
-
-
-def run_in_brainscore(python: Path, overlay: Path, code: str, *args: str, timeout: int = 900) -> str:
-    """``code`` run by Brain-Score's python, this checkout's package and the overlay first on the path;
-    its stdout (AssertionError with its stderr when it fails)."""
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(overlay), str(REPO), str(TESTS)]),
+def run_in_brainscore(python: Path, code: str, *args: str, timeout: int = 900) -> str:
+    """``code`` run by the layer's python (its pip first on PATH: Brain-Score runs ``pip install -r``
+    of the plugin's requirements.txt); its stdout (AssertionError with its stderr when it fails)."""
+    env = {**os.environ, "PYTHONPATH": str(TESTS),
            "PATH": os.pathsep.join([str(python.parent), os.environ.get("PATH", "")]),
            "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
            "TOKENIZERS_PARALLELISM": "false"}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    env.pop("VIRTUAL_ENV", None)
     done = subprocess.run([str(python), "-c", code, *args], capture_output=True, text=True, env=env, timeout=timeout)
     assert done.returncode == 0, done.stderr[-4000:]
     return done.stdout
 
 
 MAKE_SUBJECT_MODEL = """
-import sys, torch, transformers
-from tokenizers.processors import TemplateProcessing
-from transformers import GPT2Config, GPT2LMHeadModel
-import tiny_causal
-
-assert transformers.__version__.startswith("4."), transformers.__version__
-tokenizer = tiny_causal.build_tokenizer(bos=True)
-if sys.argv[2] == "start-token":
-    # the tokenizer adds its start token, as Llama's and Gemma's do: Brain-Score scores every word
-    tokenizer.backend_tokenizer.post_processor = TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", tokenizer.bos_token_id)])
-tokenizer.model_max_length = 256
-# as GPT-2's own tokenizer: no token_type_ids (GPT-2 would add their embedding to every position)
-tokenizer.model_input_names = tokenizer.init_kwargs["model_input_names"] = ["input_ids", "attention_mask"]
-config = GPT2Config(vocab_size=len(tokenizer), n_embd=32, n_layer=2, n_head=4, n_positions=256,
-                    bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-torch.manual_seed(3)
-model = GPT2LMHeadModel(config)
-with torch.no_grad():  # larger weights: probabilities differ clearly between sentences
-    for p in model.parameters():
-        p.mul_(8.0 if p.dim() > 1 else 1.0)
-model.save_pretrained(sys.argv[1])
-tokenizer.save_pretrained(sys.argv[1])
+import sys
+import brainscore_env
+brainscore_env.save_subject_model(sys.argv[1], start_token=sys.argv[2] == "start-token")
 """
 
 SCORE = """
@@ -107,7 +85,7 @@ from brainscore_language.model_helpers.huggingface import HuggingfaceSubject
 assert contstim_bench.__file__.startswith(sys.argv[2]), contstim_bench.__file__  # this checkout's package
 subject = HuggingfaceSubject(model_id=sys.argv[1], region_layer_mapping={})
 out = {}
-for ident in ("Golan2023.pll-accuracy", "Golan2023.pll-srcs"):
+for ident in sys.argv[3:]:
     benchmark = load_benchmark(ident)
     score = benchmark(subject)
     out[ident] = {"score": float(score), "raw": float(score.raw), "ceiling": float(score.ceiling),
@@ -118,11 +96,13 @@ print(json.dumps(out))
 """
 
 
-def make_and_score(python: Path, overlay: Path, folder: Path, start: str) -> dict:
+def make_and_score(python: Path, folder: Path, start: str,
+                   benchmarks: tuple[str, ...] = ("Golan2023.pll-accuracy", "Golan2023.pll-srcs")) -> dict:
     """A tiny GPT-2 saved to ``folder`` by transformers 4 (its tokenizer adding a start token, or
-    not), scored by the plugin's benchmarks in Brain-Score."""
-    run_in_brainscore(python, overlay, MAKE_SUBJECT_MODEL, str(folder), start)
-    return json.loads(run_in_brainscore(python, overlay, SCORE, str(folder), str(REPO / "contstim_bench")).splitlines()[-1])
+    not), scored by the plugin's ``benchmarks`` in Brain-Score."""
+    run_in_brainscore(python, MAKE_SUBJECT_MODEL, str(folder), start)
+    return json.loads(run_in_brainscore(python, SCORE, str(folder), str(REPO / "contstim_bench"),
+                                        *benchmarks).splitlines()[-1])
 
 
 @pytest.fixture(scope="module")
@@ -131,8 +111,8 @@ def subject_model(tmp_path_factory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def brainscore_scores(brainscore_python, brainscore_path, subject_model) -> dict:
-    return make_and_score(brainscore_python, brainscore_path, subject_model, "start-token")
+def brainscore_scores(brainscore_python, subject_model) -> dict:
+    return make_and_score(brainscore_python, subject_model, "start-token")
 
 
 def test_brainscore_gives_contstim_evaluate_values(brainscore_scores, subject_model, datasets, plugin):
@@ -161,53 +141,59 @@ def test_brainscore_gives_contstim_evaluate_values(brainscore_scores, subject_mo
     assert max(abs(theirs[s] - mine["logprobs"][s]) for s in theirs) < 1e-3
 
 
-def test_the_plugins_own_test_passes_in_brainscore(brainscore_python, brainscore_path):
+def test_the_plugins_own_test_passes_in_brainscore(brainscore_python):
     """The plugin's test.py (a subject reading with RoBERTa's published log-probabilities must score
     what the package computed when it wrote the plugin), run by pytest in Brain-Score's environment."""
-    test = brainscore_path / "brainscore_language" / "benchmarks" / "golan2023" / "test.py"
-    out = run_in_brainscore(brainscore_python, brainscore_path,
+    test = run_in_brainscore(brainscore_python, "import brainscore_language.benchmarks.golan2023.test as t; "
+                             "print(t.__file__)").strip()
+    out = run_in_brainscore(brainscore_python,
                             "import sys, pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', sys.argv[1]]))",
                             str(test))
     assert "2 passed" in out
 
 
-NAN_SUBJECT = """
-import math, sys
+BAD_SUBJECT = """
+import json, sys
 from brainscore_core.supported_data_standards.brainio.assemblies import BehavioralAssembly
 from brainscore_language import load_benchmark
 from brainscore_language.artificial_subject import ArtificialSubject
 
-class NaNSubject(ArtificialSubject):
+class BadSubject(ArtificialSubject):
+    def __init__(self, value):
+        self.value = value
     def identifier(self):
-        return "nan-subject"
+        return "bad-subject"
     def start_behavioral_task(self, task):
         pass
     def digest_text(self, text):
-        bits = float(sys.argv[2]) if text == sys.argv[1] else 10.0 + len(text) / 7
+        bits = float(self.value) if text == sys.argv[1] else 10.0 + len(text) / 7
         return {"behavior": BehavioralAssembly([bits], coords={"stimulus": ("presentation", [text])},
                                                dims=["presentation"])}
 
-try:
-    load_benchmark("Golan2023.pll-accuracy")(NaNSubject())
-except ValueError as exc:
-    print(exc)
-else:
-    raise SystemExit("no error")
+benchmark = load_benchmark("Golan2023.pll-accuracy")
+errors = {}
+for value in sys.argv[2:]:
+    try:
+        benchmark(BadSubject(value))
+    except ValueError as exc:
+        errors[value] = str(exc)
+print(json.dumps(errors))
 """
 
 
-@pytest.mark.parametrize("value", ["nan", "inf", "-3"])
-def test_a_subject_without_a_reading_time_is_named(brainscore_python, brainscore_path, datasets, value):
+def test_a_subject_without_a_reading_time_is_named(brainscore_python, datasets):
     from contstim_bench.brainscore_plugin.hooks import sentences
 
     sentence = sentences("contstim.pll", datasets)[7]
-    out = run_in_brainscore(brainscore_python, brainscore_path, NAN_SUBJECT, sentence, value)
-    assert repr(sentence) in out and "expected a finite number of bits >= 0" in out
-    assert ("tokenizer adds no start token" in out) == (value == "nan")
+    values = ["nan", "inf", "-3"]
+    errors = json.loads(run_in_brainscore(brainscore_python, BAD_SUBJECT, sentence, *values).splitlines()[-1])
+    assert sorted(errors) == sorted(values)  # each refused
+    for value, message in errors.items():
+        assert repr(sentence) in message and "expected a finite number of bits >= 0" in message
+        assert ("tokenizer adds no start token" in message) == (value == "nan")
 
 
-def test_without_a_start_token_brainscore_leaves_the_first_token_out(brainscore_python, brainscore_path, tmp_path,
-                                                                       datasets):
+def test_without_a_start_token_brainscore_leaves_the_first_token_out(brainscore_python, tmp_path, datasets):
     """What the benchmark states for a tokenizer that adds no start token: Brain-Score's subject
     scores log P(w2 ... wn | w1), computed here by hand from the model's float64 log-softmax, not the
     package's log P(w1 ... wn | start token)."""
@@ -217,7 +203,7 @@ def test_without_a_start_token_brainscore_leaves_the_first_token_out(brainscore_
     from contstim_bench.driver import RunOptions, evaluate
 
     folder = tmp_path / "tiny-gpt2-no-start"
-    got = make_and_score(brainscore_python, brainscore_path, folder, "no-start-token")
+    got = make_and_score(brainscore_python, folder, "no-start-token", ("Golan2023.pll-accuracy",))
     theirs = got["Golan2023.pll-accuracy"]["result"]["logprobs"]
     tokenizer, model = AutoTokenizer.from_pretrained(folder), AutoModelForCausalLM.from_pretrained(folder).eval()
     sentences = sorted(theirs)[:40]
@@ -231,5 +217,5 @@ def test_without_a_start_token_brainscore_leaves_the_first_token_out(brainscore_
                     options=RunOptions(cache=False, progress=False), log=lambda m: None)["contstim.pll"]
     gaps = np.array([theirs[s] - mine["logprobs"][s] for s in theirs])
     assert np.mean(np.abs(gaps)) > 2.0 and np.mean(gaps) > 0  # the first token's log-probability, left out
-    srcs = mine["experiments"]["pll"]["all"]["srcs"]
-    assert got["Golan2023.pll-srcs"]["raw"] != pytest.approx(srcs, abs=1e-3)
+    theirs_srcs = got["Golan2023.pll-accuracy"]["result"]["experiments"]["pll"]["all"]["srcs"]
+    assert theirs_srcs != pytest.approx(mine["experiments"]["pll"]["all"]["srcs"], abs=1e-3)

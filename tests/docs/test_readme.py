@@ -44,7 +44,7 @@ import pytest
 ROOT = next(p for p in Path(__file__).resolve().parents if (p / "contstim_bench").is_dir())
 README = ROOT / "README.md"
 DOCS = ROOT / "docs"
-PAGES = ("evaluate.md", "lm-eval.md", "report.md", "analyses.md", "models.md", "large-models.md", "datasets.md", "plausibility-blimp.md",
+PAGES = ("evaluate.md", "lm-eval.md", "brainscore.md", "report.md", "analyses.md", "models.md", "large-models.md", "datasets.md", "plausibility-blimp.md",
          "generation.md", "experiment.md", "rounds.md", "leaderboard.md", "reliability.md", "shipping.md",
          "performance.md", "testing.md")
 """The ``docs/`` pages in the order their blocks run, after the README's (see the module docstring)."""
