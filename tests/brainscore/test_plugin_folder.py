@@ -138,3 +138,30 @@ def test_bad_inputs_are_named_and_nothing_is_lost(tmp_path, datasets, capsys):
     with pytest.raises(SystemExit):
         cli_main(["brainscore", "plugin"])
     assert "--out" in capsys.readouterr().err
+
+
+def test_the_main_experiment_gets_its_benchmarks(tmp_path):
+    """With the main experiment's results file (a FAKE one in the raw layout: tests/fixtures_main.py),
+    the plugin registers Golan2023.main-accuracy and -srcs, read per participant group; the reference
+    subject is GPT-2 (the first reference model that scored every main sentence), and its values are
+    the driver's for precomputed:gpt2 evaluated as a new model."""
+    from contstim_bench.data import build_contstim as bc
+    from contstim_bench.data.writer import write_dataset
+    from contstim_bench.driver import RunOptions, evaluate
+    from fixtures_main import write_main_fixture
+
+    info = write_main_fixture(tmp_path / "fake_main.csv", n_groups=4, participants_per_group=3, seed=11,
+                              pll_readouts=True)
+    write_dataset(bc.build_spec(main_results_csv=info.path), tmp_path / "ds")
+    plugin, names = write_plugin_folder(tmp_path / "plugin", tmp_path / "ds")
+    assert names == ["Golan2023.main-accuracy", "Golan2023.main-srcs", "Golan2023.pll-accuracy", "Golan2023.pll-srcs"]
+    ref = json.loads((plugin / "reference.json").read_text())["benchmarks"]
+    mine = evaluate("precomputed:gpt2", ["contstim.main"], datasets_dir=tmp_path / "ds", name="a new model",
+                    options=RunOptions(cache=False, progress=False), log=lambda m: None)["contstim.main"]
+    entry = mine["experiments"]["main"]["all"]
+    assert entry["unit"] == "group" and entry["n_units"] == 4
+    for measure in ("accuracy", "srcs"):
+        spec = ref[f"Golan2023.main-{measure}"]
+        assert spec["reference"]["subject"] == "gpt2" and spec["units"] == 4
+        assert spec["reference"]["raw"] == pytest.approx(entry[measure], abs=1e-12)
+        assert spec["ceiling"] == pytest.approx(entry[f"{measure}_noise_ceiling"]["lower"], abs=1e-12)
