@@ -29,9 +29,9 @@ from .benchmarks.base import Benchmark
 from .names import check_name
 from .results import write_result
 from .results.io import check_output_file, check_output_folder
-from .scoring.parallel import check_threads, data_parallel, is_main_process
+from .scoring.parallel import data_parallel, is_main_process, set_threads
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
-from .scoring.registry import ModelSpec, ScoringContext, load_scorer
+from .scoring.registry import ModelSpec, load_with_options
 from .scoring.run_options import RunOptions
 from .scoring.spec import DEFAULT_MODEL
 from .staging import check_inputs_kept
@@ -65,20 +65,6 @@ def options_for(model, options: RunOptions) -> RunOptions:
     return options if parse_model(model).family_info.token_budget else replace(options, max_tokens_per_batch=None)
 
 
-def set_threads(threads: int | None) -> None:
-    """``torch.set_num_threads(threads)`` (None: leave torch's default).
-
-    On a machine whose cores are busy with other work, one thread is often several times faster
-    than torch's default of one thread per core (the threads wait on each other).  ValueError for
-    a count that is not an integer from 1 to :func:`~.scoring.parallel.max_threads` (4 per CPU)."""
-    if threads is None:
-        return
-    check_threads(threads)
-    import torch
-
-    torch.set_num_threads(threads)
-
-
 def parse_model(model: "str | ModelSpec | None") -> ModelSpec:
     """The parsed spec of ``model`` (None: :data:`~.scoring.spec.DEFAULT_MODEL`)."""
     return ModelSpec.parse(DEFAULT_MODEL if model is None else model)
@@ -99,9 +85,7 @@ def load_model(model, options: RunOptions = RunOptions(), *, datasets_dir: str |
     it is.  Sets ``options.threads``."""
     set_threads(options.threads)
     if model is None or isinstance(model, (str, ModelSpec)):
-        context = ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size, cache=options.cache,
-                                 progress=options.progress, max_tokens_per_batch=options.max_tokens_per_batch)
-        return load_scorer(parse_model(model), context, device=options.device, dtype=options.dtype)
+        return load_with_options(parse_model(model), options, datasets_dir=datasets_dir)
     if not isinstance(model, (LogProbScorer, PromptedJudge)):
         raise TypeError(f"spec must be a model spec string or a Scorer, got {type(model).__name__}")
     return model

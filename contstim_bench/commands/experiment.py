@@ -162,10 +162,8 @@ def _ingest(args) -> int:
 
 
 def _simulate(args) -> int:
-    from ..driver import set_threads
     from ..experiment.simulate import SimulationSettings, simulate
 
-    set_threads(args.threads)
     if (args.model is None) == (args.plan is None):
         raise ValueError("give --model (choices that follow a language model) or --plan (choices as a round plan's "
                          "participant model says), one of the two")

@@ -220,7 +220,6 @@ def _keep_inputs(output: str, written: tuple[str, ...], reads: list[tuple[str, s
 
 
 def _synthetic(args) -> int:
-    from ..driver import set_threads
     from ..generate.synthetic_run import JOBS_DIR, RUNNING_DIR, synthesize
     from ..generate.triplet_table import RUN_FILE, TRIPLETS_DATASET
 
@@ -228,7 +227,6 @@ def _synthetic(args) -> int:
 
     _keep_inputs(args.output, (RUN_FILE, JOBS_DIR, RUNNING_DIR, TRIPLETS_DATASET),
                  [("--pool", args.pool), ("--vocabulary", args.vocabulary), *_all_model_files(args)])
-    set_threads(args.threads)
 
     settings = SearchSettings(max_failures=args.max_failures, max_attempts=args.max_attempts, threshold=args.threshold,
                               strategy=args.search)
@@ -265,13 +263,11 @@ def _select(args) -> int:
 
 
 def _natural(args) -> int:
-    from ..driver import set_threads
     from ..generate.natural_run import MODELS_FILE, POOL_ARRAYS, select_natural
     from ..generate.select_output import NATURAL_DATASET
 
     _keep_inputs(args.output, (NATURAL_DATASET, POOL_ARRAYS, MODELS_FILE), [("--pool", args.pool),
                                                                           *_all_model_files(args)])
-    set_threads(args.threads)
     done = select_natural(args.models, args.output, pool=args.pool, per_pair=args.per_pair, solver=args.solver,
                           options=run_options(args), datasets_dir=args.datasets,
                           candidates=args.candidates, references=args.references,
@@ -294,9 +290,6 @@ def _pool(args) -> int:
                       + [("--exclude", args.exclude), ("--function-words", args.function_words),
                          ("--vocabulary", args.vocabulary if args.vocabulary not in ("contstim", "none") else None)]
                       + _model_files(args.models))
-    from ..driver import set_threads
-
-    set_threads(args.threads)
     path, pool = make_pool(args.corpus, args.out, words=args.words, vocabulary=args.vocabulary, exclude=args.exclude,
                            models=args.models, function_words=args.function_words, datasets_dir=args.datasets,
                            options=run_options(args), log=lambda text: print(text, file=sys.stderr))
@@ -311,14 +304,12 @@ def _pool(args) -> int:
 
 
 def _design(args) -> int:
-    from ..driver import set_threads
     from ..data.design_scores import MODELS_DATASET
     from ..generate.design import DESIGN_DATASET, design_experiment
 
     _keep_inputs(args.output, (DESIGN_DATASET,) + (() if args.no_model_scores else (MODELS_DATASET,)),
                  [("--natural", args.natural), ("--triplets", args.triplets), ("--pool", args.pool),
                   ("--plan", args.plan)])
-    set_threads(args.threads)
     design, folder = design_experiment(args.output, natural=args.natural, triplets=args.triplets, pool=args.pool,
                                        groups=args.groups, random_pairs=args.random_pairs,
                                        catch_trials=args.catch_trials, seed=args.seed, experiment=args.experiment,

@@ -37,10 +37,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args) -> int:
-    from ..driver import set_threads
     from ..scorefile import score_file
 
-    set_threads(args.threads)
     summary = score_file(args.model, args.input, args.output, datasets_dir=args.datasets, options=run_options(args))
     if summary is not None:
         print(summary, file=sys.stderr)

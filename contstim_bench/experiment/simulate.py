@@ -35,7 +35,7 @@ import math
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 from urllib.parse import urljoin
 
@@ -219,7 +219,7 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
     ``model`` is then None).
     RuntimeError names a server that cannot be reached or refuses a request."""
     from ..scoring.protocols import require_logprobs
-    from ..scoring.registry import ScoringContext, load_scorer
+    from ..scoring.registry import load_with_options
 
     if isinstance(participants, bool) or not isinstance(participants, int) or participants < 1:
         raise ValueError(f"--participants must be a positive integer, got {participants!r}")
@@ -236,10 +236,7 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
                 f"catch trials failed")
         return run
     if isinstance(model, str):
-        scorer = load_scorer(model, ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size,
-                                                   cache=options.cache, progress=False,
-                                                   max_tokens_per_batch=options.max_tokens_per_batch),
-                             device=options.device, dtype=options.dtype)
+        scorer = load_with_options(model, replace(options, progress=False), datasets_dir=datasets_dir)
     else:
         scorer = model
     scorer = require_logprobs(scorer, "a simulated participant")

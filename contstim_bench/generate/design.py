@@ -28,6 +28,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -317,10 +318,8 @@ def design_experiment(output: str | os.PathLike, *, natural: str | os.PathLike |
     if score_models:
         found = collect_specs(natural, triplet_rows, triplets)
         specs = {name: found.get(name, {"spec": None, "role": None}) for name in design_model_names(design)}
-        logprobs = score_sentences(design_sentences(design), specs, datasets_dir=datasets_dir, device=options.device,
-                                   dtype=options.dtype, batch_size=options.batch_size,
-                                   max_tokens_per_batch=options.max_tokens_per_batch, use_cache=options.use_cache,
-                                   log=log)
+        logprobs = score_sentences(design_sentences(design), specs, datasets_dir=datasets_dir,
+                                   options=replace(options, progress=False), log=log)
         write_models_dataset(specs, logprobs, Path(output))
     if plan_doc is not None:
         from ..results.plan_file import PLAN_FILE

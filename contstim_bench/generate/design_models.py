@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..scoring.run_options import RunOptions
+
 
 def collect_specs(natural: str | os.PathLike | None, triplets: pd.DataFrame | None,
                   triplets_source: str | os.PathLike | None = None) -> dict[str, dict]:
@@ -79,29 +81,25 @@ def _synthetic_roles(source) -> dict[str, str]:
             **{n: "reference" for n in pairing.get("references", [])}}
 
 
-def score_sentences(sentences: Sequence[str], specs: dict[str, dict], *, datasets_dir=None, device=None,
-                    dtype=None, batch_size: int | None = None, max_tokens_per_batch: int | None = None,
-                    use_cache: bool = True, progress: bool = False,
+def score_sentences(sentences: Sequence[str], specs: dict[str, dict], *, datasets_dir=None,
+                    options: RunOptions = RunOptions(progress=False),
                     log: Callable[[str], None] | None = None) -> pd.DataFrame:
     """``sentence`` plus one float64 column per model with a spec: natural-log probabilities,
     NaN where a lookup model (``precomputed:``) has no value.  Models without a spec are left
-    out.  Under a launcher the sentences are split across the processes
-    (:func:`contstim_bench.scoring.parallel.data_parallel`)."""
-    from ..scoring.base import ScoreCache
+    out; the others load as ``options`` say
+    (:func:`~contstim_bench.scoring.registry.load_with_options`).  Under a launcher the sentences
+    are split across the processes (:func:`contstim_bench.scoring.parallel.data_parallel`)."""
+    from ..scoring.parallel import data_parallel
     from ..scoring.protocols import SentenceLookup
-    from ..scoring.registry import ScoringContext, load_scorer
+    from ..scoring.registry import load_with_options
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    from ..scoring.parallel import data_parallel
-
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, max_tokens_per_batch=max_tokens_per_batch,
-                             cache=ScoreCache() if use_cache else False, progress=progress)
     sentences = list(sentences)
     frame = pd.DataFrame({"sentence": sentences})
     for name, info in specs.items():
         if not info.get("spec"):
             continue
-        scorer = load_scorer(info["spec"], context, device=device, dtype=dtype)
+        scorer = load_with_options(info["spec"], options, datasets_dir=datasets_dir)
         values = np.full(len(sentences), np.nan)
         have = (np.asarray(scorer.can_score(sentences), dtype=bool) if isinstance(scorer, SentenceLookup)
                 else np.ones(len(sentences), dtype=bool))

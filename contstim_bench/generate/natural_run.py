@@ -25,7 +25,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -57,13 +57,14 @@ class NaturalRun:
     n_pool: int = 0
 
 
-def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence[ModelEntry], context,
-                   log) -> dict[int, dict[str, float] | object]:
+def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence[ModelEntry], options: RunOptions,
+                   datasets_dir, log) -> dict[int, dict[str, float] | object]:
     """For every lookup model (index -> values): the ``.npy`` values of a pool file that is the
-    upstream selection pool, or the loaded :class:`SentenceLookup` scorer."""
+    upstream selection pool, or the loaded :class:`SentenceLookup` scorer (a lookup runs on no
+    device: ``options`` without device and dtype)."""
     from ..scoring.precomputed import pool_file_log_probs
     from ..scoring.protocols import SentenceLookup
-    from ..scoring.registry import load_scorer
+    from ..scoring.registry import load_with_options
     from ..scoring.spec import ModelSpec
 
     out: dict[int, dict[str, float] | object] = {}
@@ -79,7 +80,7 @@ def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence
             out[k] = values
             log(f"{m.name}: {len(values)} values from the upstream arrays aligned with {pool_file}")
             continue
-        scorer = load_scorer(m.spec, context)
+        scorer = load_with_options(m.spec, replace(options, device=None, dtype=None), datasets_dir=datasets_dir)
         if not isinstance(scorer, SentenceLookup):  # pragma: no cover - every lookup family implements it
             raise TypeError(f"{m.spec} cannot score new sentences but is no SentenceLookup")
         out[k] = scorer
@@ -92,14 +93,13 @@ def _coverage(lookup, sentences: Sequence[str]) -> np.ndarray:
     return np.asarray(lookup.can_score(list(sentences)), dtype=bool)
 
 
-def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device=None, dtype=None,
-               batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
+def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, options: RunOptions = RunOptions(),
                datasets_dir: str | os.PathLike | None = None, restrict_to_scorable: bool = False,
                pool_lines: Sequence[str] | None = None, pool_file: str | None = None,
-               log: Callable[[str], None] | None = None,
-               max_tokens_per_batch: int | None = None) -> tuple[list[str], np.ndarray]:
+               log: Callable[[str], None] | None = None) -> tuple[list[str], np.ndarray]:
     """(kept sentences, natural-log probabilities: float64 array (n_kept, n_models), column k
-    for ``models[k]``).  Network models are loaded one at a time and, under ``accelerate
+    for ``models[k]``).  Network models are loaded one at a time, as ``options`` say
+    (:func:`~contstim_bench.scoring.registry.load_with_options`), and, under ``accelerate
     launch``, score the pool data-parallel.
 
     Lookup models (``precomputed:``) are checked first: a sentence one of them has no value for
@@ -107,17 +107,13 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device
     ``pool_lines``/``pool_file``: the pool's lines and file, for the upstream arrays aligned with
     the selection pool's lines.
     """
-    from ..scoring.base import ScoreCache
     from ..scoring.parallel import data_parallel
     from ..scoring.precomputed import missing_error
-    from ..scoring.registry import ScoringContext, load_scorer
+    from ..scoring.registry import load_with_options
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    cache = ScoreCache() if use_cache else False
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=progress,
-                             max_tokens_per_batch=max_tokens_per_batch)
     sentences = list(sentences)
-    lookups = _lookup_tables(pool_lines or sentences, pool_file, models, context, log)
+    lookups = _lookup_tables(pool_lines or sentences, pool_file, models, options, datasets_dir, log)
     keep = np.ones(len(sentences), dtype=bool)
     for k, lookup in lookups.items():
         covered = _coverage(lookup, sentences)
@@ -136,7 +132,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, device
         if isinstance(lookups.get(k), dict):
             values = np.array([lookups[k][s] for s in kept], dtype=np.float64)
         else:
-            scorer = lookups.get(k) or load_scorer(m.spec, context, device=device, dtype=dtype)
+            scorer = lookups.get(k) or load_with_options(m.spec, options, datasets_dir=datasets_dir)
             with data_parallel():  # under accelerate launch: the pool split across the processes
                 values = np.asarray(scorer.score(kept), dtype=np.float64)
         columns.append(values)
@@ -206,12 +202,9 @@ def select_natural(models: str | Sequence[str] | None, output: str | os.PathLike
     sentences = list(dict.fromkeys(lines))
     pool_file = str(Path(pool).expanduser()) if pool is not None and Path(pool).expanduser().is_file() else None
     main = is_main_process()
-    kept, log_probs = score_pool(sentences, entries, device=options.device, dtype=options.dtype,
-                                 batch_size=options.batch_size, use_cache=options.use_cache,
-                                 progress=options.progress and main, datasets_dir=datasets_dir,
-                                 restrict_to_scorable=restrict_to_scorable, pool_lines=lines, pool_file=pool_file,
-                                 log=log if main else (lambda msg: None),
-                                 max_tokens_per_batch=options.max_tokens_per_batch)
+    kept, log_probs = score_pool(sentences, entries, options=replace(options, progress=options.progress and main),
+                                 datasets_dir=datasets_dir, restrict_to_scorable=restrict_to_scorable,
+                                 pool_lines=lines, pool_file=pool_file, log=log if main else (lambda msg: None))
     if not main:
         return None
     kept_set = set(kept)

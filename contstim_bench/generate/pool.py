@@ -36,7 +36,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ..scoring.run_options import RunOptions
@@ -205,7 +205,7 @@ def make_pool(corpus: Sequence[str | os.PathLike], out: str | os.PathLike, *, wo
     (:func:`contstim_bench.generate.inputs.load_vocabulary`) or ``none``; ``exclude`` and
     ``function_words``: word lists (:func:`read_word_list`; default none and the paper's 42);
     ``options``: how the models load (an RNN's device and dtype; a vocabulary lookup runs no batch)."""
-    from ..scoring.registry import ScoringContext, load_scorer
+    from ..scoring.registry import load_with_options
     from .inputs import load_vocabulary
     from .pairing import parse_models
 
@@ -215,9 +215,10 @@ def make_pool(corpus: Sequence[str | os.PathLike], out: str | os.PathLike, *, wo
     fw = read_word_list(function_words) if function_words is not None else None
     loaded = []
     if models:
-        context = ScoringContext(datasets_dir=datasets_dir, cache=False, progress=False)
+        # only the vocabularies are read: nothing is scored, so nothing is cached and no bar is drawn
+        quiet = replace(options, cache=False, progress=False)
         for entry in parse_models(models, minimum=1):
-            loaded.append((entry.name, load_scorer(entry.spec, context, device=options.device, dtype=options.dtype)))
+            loaded.append((entry.name, load_with_options(entry.spec, quiet, datasets_dir=datasets_dir)))
     pool = build_pool(corpus, words=words, vocabulary=vocab, excluded=banned, model_vocabularies=loaded,
                       function_words=fw, log=log)
     return write_pool(pool, out), pool

@@ -35,7 +35,7 @@ import os
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -330,23 +330,13 @@ def recorded_fingerprints(plan: RunPlan) -> dict[str, tuple[str, str]]:
     return found
 
 
-def _load_scorer_factory(device, dtype, batch_size, cache, datasets_dir=None, max_tokens_per_batch=None):
-    from contstim_bench.scoring.registry import ScoringContext, load_scorer
-
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=batch_size, cache=cache, progress=False,
-                             max_tokens_per_batch=max_tokens_per_batch)
-
-    def load(spec: str):
-        return load_scorer(spec, context, device=device, dtype=dtype)
-
-    return load
-
-
-def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True, progress: bool = True,
-        loader=None, max_tokens_per_batch: int | None = None, lockstep: int = DEFAULT_WORKERS) -> Path | None:
+def run(plan: RunPlan, *, options: RunOptions = RunOptions(), loader=None,
+        lockstep: int = DEFAULT_WORKERS) -> Path | None:
     """Run (or resume) ``plan`` on this process's shard; process 0 writes the triplet dataset and
-    returns its folder (other processes return None).  ``loader``: spec -> scorer (default:
-    :func:`contstim_bench.scoring.registry.load_scorer` with the plan's device and dtype);
+    returns its folder (other processes return None).  ``options``: how the models run, with the
+    plan's recorded device and dtype (``progress``: the jobs' bar; the models draw none);
+    ``loader``: spec -> scorer (default:
+    :func:`contstim_bench.scoring.registry.load_with_options` with those options);
     ``lockstep``: searches run at once, sharing causal-LM forward passes (1: one job at a time;
     the triplets are the same)."""
     if isinstance(lockstep, bool) or not isinstance(lockstep, int) or lockstep < 1:
@@ -379,12 +369,15 @@ def run(plan: RunPlan, *, batch_size: int | None = None, use_cache: bool = True,
     if device is None and state.device.type != "cpu":
         device = str(state.device)
     if loader is None:
-        from contstim_bench.scoring.base import ScoreCache
+        from contstim_bench.scoring.registry import load_with_options
 
-        loader = _load_scorer_factory(device, plan.record["dtype"], batch_size, ScoreCache() if use_cache else False,
-                                      plan.datasets_dir, max_tokens_per_batch)
+        model_options = replace(options, device=device, dtype=plan.record["dtype"], progress=False)
+
+        def loader(spec: str):
+            return load_with_options(spec, model_options, datasets_dir=plan.datasets_dir)
     models = _ModelPool(plan.models, loader, recorded)
 
+    progress = options.progress
     bar = progress_bar(total=len(jobs), desc="triplet jobs", unit="job", disable=not (main and progress))
     tty = interactive()
     status = progress_bar(total=0, position=1, bar_format="{desc}", leave=False,
@@ -465,8 +458,7 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, st
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
                     settings=settings, device=options.device, dtype=options.dtype, datasets_dir=datasets_dir,
                     vocabulary_size=vocabulary_size, candidates=candidates, references=references)
-    folder = run(plan, batch_size=options.batch_size, use_cache=options.use_cache, progress=options.progress,
-                 max_tokens_per_batch=options.max_tokens_per_batch, lockstep=lockstep)
+    folder = run(plan, options=options, lockstep=lockstep)
     if folder is None:
         return None
     frame = read_triplets(folder)

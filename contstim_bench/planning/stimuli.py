@@ -70,11 +70,9 @@ def commands(targets: Targets, settings: PlanSettings, recommended: dict, out: s
 def _score(entries, sentences, lines, pool, datasets_dir, options: RunOptions, log):
     from ..generate.natural_run import score_pool
 
-    return score_pool(sentences, entries, device=options.device, dtype=options.dtype, batch_size=options.batch_size,
-                      use_cache=options.use_cache, progress=options.progress, datasets_dir=datasets_dir,
-                      restrict_to_scorable=True, pool_lines=lines,
-                      pool_file=pool if pool and Path(pool).expanduser().is_file() else None, log=log,
-                      max_tokens_per_batch=options.max_tokens_per_batch)
+    return score_pool(sentences, entries, options=options, datasets_dir=datasets_dir, restrict_to_scorable=True,
+                      pool_lines=lines, pool_file=pool if pool and Path(pool).expanduser().is_file() else None,
+                      log=log)
 
 
 def check_pool(targets: Targets, per_pair: int, *, pool: str | None, datasets_dir, options: RunOptions,

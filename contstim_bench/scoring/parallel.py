@@ -183,6 +183,20 @@ def check_threads(threads: object) -> int:
     return threads
 
 
+def set_threads(threads: int | None) -> None:
+    """``torch.set_num_threads(threads)`` (None: leave torch's default).
+
+    On a machine whose cores are busy with other work, one thread is often several times faster
+    than torch's default of one thread per core (the threads wait on each other).  ValueError for
+    a count that is not an integer from 1 to :func:`max_threads` (4 per CPU)."""
+    if threads is None:
+        return
+    check_threads(threads)
+    import torch
+
+    torch.set_num_threads(threads)
+
+
 def default_device():
     """This process's accelerator under a launcher (``cuda:<local rank>``), else None."""
     if launched_processes() == 1:

@@ -1,8 +1,11 @@
 """The one way to build a scorer: :func:`load_scorer` (a :class:`~.spec.ModelSpec` or its text,
-and a :class:`ScoringContext`).
+and a :class:`ScoringContext`), reached with a run's options through :func:`load_with_options`.
 
 Every command (``evaluate``, ``score``, ``generate``, ``blimp``, ``plausibility``, the
-leaderboard's rescoring) calls :func:`load_scorer`, so a spec means the same everywhere:
+leaderboard's rescoring, ``experiment simulate``) loads its models through
+:func:`load_with_options`, which takes the :class:`~.run_options.RunOptions` whole and is the one
+place they are applied (torch's threads, device, dtype, batch size, token budget, the score cache
+as given); so a spec and an option mean the same everywhere:
 ``precomputed:NAME`` reads the datasets of ``context.datasets_dir``, a short name records
 both the typed and the canonical spec, and options are checked before a model is loaded.
 
@@ -20,9 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .base import LoadSettings
+from .run_options import RunOptions
 from .spec import FAMILIES, KNOWN_KINDS, ModelSpec, format_spec, parse_spec, short_names
 
-__all__ = ["KNOWN_KINDS", "ModelSpec", "ScoringContext", "format_spec", "load_scorer", "parse_spec", "short_names"]
+__all__ = ["KNOWN_KINDS", "ModelSpec", "ScoringContext", "format_spec", "load_scorer", "load_with_options", "parse_spec",
+           "short_names"]
 
 
 @dataclass(frozen=True)
@@ -111,3 +116,19 @@ def load_scorer(
     scorer.spec = ms.canonical
     scorer.spec_typed = ms.typed
     return scorer
+
+
+def load_with_options(spec: "str | ModelSpec", options: RunOptions = RunOptions(), *,
+                      datasets_dir: str | os.PathLike | None = None):
+    """The scorer of ``spec`` run as ``options`` say (:class:`~.run_options.RunOptions`, passed
+    whole): the one place a run's options reach a model.  torch's CPU threads are set
+    (``options.threads``; None leaves them), ``device`` and ``dtype`` override the spec's, the
+    batch size and token budget apply, and the score cache is ``options.cache`` as given (a
+    :class:`~.base.ScoreCache`, None for the default on-disk cache, False for none).  Every door
+    and every run of generation and simulation loads its models through here."""
+    from .parallel import set_threads
+
+    set_threads(options.threads)
+    context = ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size, cache=options.cache,
+                             progress=options.progress, max_tokens_per_batch=options.max_tokens_per_batch)
+    return load_scorer(spec, context, device=options.device, dtype=options.dtype)

@@ -28,6 +28,7 @@ from contstim_bench.data.design_file import design_from_trials, validate_design
 from contstim_bench.generate.inputs import load_pool
 from contstim_bench.study import PLL_MODELS
 from contstim_bench.scoring.precomputed import reference_table
+from contstim_bench.scoring.run_options import RunOptions
 from served import serving
 
 ROUND = "dry1"
@@ -145,7 +146,8 @@ def test_precomputed_arrays_aligned_with_the_supplied_selection_pool(tmp_path, m
 
     lines = stand_in.read_text(encoding="utf-8").splitlines()
     kept, lp = score_pool(lines[:1000], [ModelEntry("gpt2", "precomputed:gpt2"), ModelEntry("trigram", "precomputed:trigram")],
-                          pool_lines=lines, pool_file=str(stand_in), use_cache=False, progress=False, log=lambda m: None)
+                          pool_lines=lines, pool_file=str(stand_in), options=RunOptions(cache=False, progress=False),
+                          log=lambda m: None)
     assert kept == lines[:1000]
     assert np.array_equal(lp[:, 0], arrays["gpt2"][:1000]) and np.array_equal(lp[:, 1], arrays["trigram"][:1000])
 
@@ -191,7 +193,8 @@ def design_dir(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("design")
     write_design_dataset(design.assign(experiment="dry"), out, {"source": "pll trials"})
     specs = {m: {"spec": f"precomputed:{m}", "role": None} for m in PLL_MODELS}
-    write_models_dataset(specs, score_sentences(design_sentences(design), specs, use_cache=False, log=lambda m: None), out)
+    write_models_dataset(specs, score_sentences(design_sentences(design), specs, options=RunOptions(cache=False, progress=False),
+                                                log=lambda m: None), out)
     return out
 
 

@@ -3,9 +3,11 @@
 ``--no-cache`` on ``contstim evaluate``, ``score``, ``compare`` and ``blimp`` (several methods),
 and the same options on ``evaluate_model``, ``score_sentences`` and ``compare_models``.
 
-The registry's ``load_scorer``, as the driver calls it, is replaced by a recorder that stops the
-door there; what it records is what a model would have been built with.  (``compare`` once parsed
-``--max-tokens-per-batch`` and dropped it.)"""
+The registry's ``load_scorer``, which its ``load_with_options`` calls for every door (the driver,
+generation, simulation), is replaced by a recorder that stops the door there; what it records is
+what a model would have been built with.  (``compare`` once parsed ``--max-tokens-per-batch`` and
+dropped it; generation once ignored ``threads`` and replaced a ScoreCache passed to it by the
+default one.)"""
 from __future__ import annotations
 
 import pytest
@@ -14,6 +16,7 @@ import torch
 import contstim_bench
 from contstim_bench import driver
 from contstim_bench.cli import main as cli_main
+from contstim_bench.scoring import registry
 
 SPEC = "hf-causal:org/some-model"
 CLI_OPTIONS = ["--device", "cpu", "--dtype", "bfloat16", "--batch-size", "3", "--max-tokens-per-batch", "77",
@@ -37,7 +40,7 @@ def recorded(monkeypatch):
         raise Reached(str(spec))
 
     before = torch.get_num_threads()
-    monkeypatch.setattr(driver, "load_scorer", record)
+    monkeypatch.setattr(registry, "load_scorer", record)
     yield calls
     torch.set_num_threads(before)
 
@@ -122,3 +125,42 @@ def test_a_comparison_gives_the_token_budget_to_the_models_that_take_it(recorded
         contstim_bench.compare_models("precomputed:roberta,precomputed:electra", datasets_dir=datasets,
                                       log=lambda m: None, max_tokens_per_batch=77)
     assert recorded == []
+
+
+POOL = ["The cat sat on the mat.", "A dog ran in the park.", "We went to the store to buy some bread.",
+        "She told me that the train was late again.", "I like to eat apples in the morning.",
+        "The children laughed in the park today."]
+
+
+@pytest.mark.parametrize("door", ["natural", "synthetic", "design", "pool"])
+def test_generation_passes_its_options_whole(door, recorded, datasets, tmp_path):
+    """The generation functions take the run options whole: threads, device, dtype, batch size,
+    token budget and the very ScoreCache passed reach the loader (the pool reads vocabularies
+    only: no cache)."""
+    from contstim_bench.scoring.base import ScoreCache
+
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    options = driver.RunOptions(**{**API_OPTIONS, "cache": cache})
+    pool = tmp_path / "pool.txt"
+    pool.write_text("\n".join(POOL) + "\n", encoding="utf-8")
+    with pytest.raises(Reached):
+        if door == "natural":
+            from contstim_bench.generate.natural_run import select_natural
+
+            select_natural(f"a={SPEC},b={SPEC}?start=x", tmp_path / "out", pool=str(pool), options=options,
+                           datasets_dir=datasets, log=lambda m: None)
+        elif door == "synthetic":
+            from contstim_bench.generate.synthetic_run import synthesize
+
+            synthesize(tmp_path / "out", f"a={SPEC},b={SPEC}?start=x", 2, pool=str(pool), options=options,
+                       datasets_dir=datasets, lockstep=1)
+        elif door == "design":
+            from contstim_bench.generate.design_models import score_sentences
+
+            score_sentences(POOL, {"a": {"spec": SPEC}}, datasets_dir=datasets, options=options, log=lambda m: None)
+        else:
+            from contstim_bench.generate.pool import make_pool
+
+            make_pool([str(pool)], tmp_path / "pool-out.txt", models=f"a={SPEC}", vocabulary="none",
+                      datasets_dir=datasets, options=options)
+    _reached(recorded, cache=False if door == "pool" else cache)

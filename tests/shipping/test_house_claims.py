@@ -166,7 +166,7 @@ def test_models_load_through_the_driver():
     assert problems == [], "\n".join(problems)
 
 
-LOADING = {"load_scorer", "from_spec", "ScoringContext"}
+LOADING = {"load_scorer", "load_with_options", "from_spec", "ScoringContext"}
 """What builds a scorer from a spec (the registry and the families' factories); a family's
 classes and constants (``isinstance`` checks, ``METHODS``) do not load anything."""
 
