@@ -76,12 +76,13 @@ def _readme(entries: dict[str, dict]) -> str:
 Golan, Siegelman, Kriegeskorte & Baldassano (2023), *Testing the limits of natural language models
 for predicting human language judgements*, Nature Machine Intelligence 5, 952-964.  People chose
 which of two sentences is more likely to occur; the sentence pairs were chosen so that language
-models disagree.  A subject's reading time (summed surprisal, bits) of each sentence is its
-log-probability; contstim-bench's analysis gives, per participant (or participant group), the
-share of trials where the subject prefers the sentence the person chose (`-accuracy`) or the
-signed-rank cosine similarity of its preferences with the person's ratings (`-srcs`), averaged
-over participants.  The score is that value over its lower noise ceiling, clipped to [0, 1]; the
-raw value, the ceilings and the standard error are attributes of the score.
+models disagree.  A subject's reading time of a sentence (summed surprisal, bits) gives its
+natural-log probability (-bits x ln 2); contstim-bench's analysis gives, per participant
+(participant group in `main`), the share of trials where the subject prefers the sentence the
+person chose (`-accuracy`) or the signed-rank cosine similarity of its preferences with the
+person's ratings (`-srcs`), and their mean over participants (groups).  The score is that value
+over its lower noise ceiling, clipped to [0, 1]; the raw value, the ceilings and the standard
+error are attributes of the score.
 
 | benchmark | contstim benchmark | measure | lower noise ceiling | reference subject |
 |---|---|---|---|---|
@@ -91,9 +92,10 @@ raw value, the ceilings and the standard error are attributes of the score.
 scores a model (log P(sentence | start token)): the raw values are the package's.  Brain-Score's
 Hugging Face subject leaves the first token out when its tokenizer adds none.
 
-Install: `pip install -r requirements.txt` (contstim-bench carries the analysis); `data/` holds
-the stimuli and human trials as contstim-bench's built datasets, each table checked against its
-fingerprint when read.
+Install: `pip install -r requirements.txt` (contstim-bench carries the analysis: install it in
+the same pip command as brainscore-language, with `pyarrow<26`, from PyPI or its repository);
+`data/` holds the stimuli and human trials as contstim-bench's built datasets, each table checked
+against its fingerprint when read.
 """
 
 
