@@ -16,9 +16,8 @@ from itertools import combinations
 
 import numpy as np
 
+from ..significance import ALPHA
 from .inference import bh_adjust, wilcoxon_p
-
-ALPHA = 0.05
 
 
 def dominance(models: Mapping[str, Mapping], measure: str) -> dict:

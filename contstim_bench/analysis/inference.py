@@ -20,29 +20,7 @@ import warnings
 import numpy as np
 import pandas as pd
 
-ALPHA = 0.05
-"""False-discovery rate at which a comparison is called significant (q < .05)."""
-
-
-def _missing(p) -> bool:
-    return p is None or (isinstance(p, float) and p != p)
-
-
-def p_text(p: float | None) -> str:
-    """A p-value or BH q as every table, page and terminal summary prints it: ``4.0e-04`` below
-    .001, else three decimals (``0.012``); empty for None or NaN (no test).  The one p formatter."""
-    if _missing(p):
-        return ""
-    return f"{p:.1e}" if p < 0.001 else f"{p:.3f}"
-
-
-def stars(p: float | None, not_significant: str = "") -> str:
-    """The significance mark of a p-value or BH q: ``***`` < .001, ``**`` < .01, ``*`` <
-    :data:`ALPHA`, else ``not_significant`` (Kauf & Ivanova's figures: ``n.s.``); empty for None
-    or NaN (no test).  The one star formatter."""
-    if _missing(p):
-        return ""
-    return "***" if p < 0.001 else "**" if p < 0.01 else "*" if p < ALPHA else not_significant
+from ..significance import ALPHA, p_text, stars  # noqa: F401  (the analysis' names for them)
 
 
 def paired(x: pd.Series, y: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:

@@ -33,7 +33,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ..analysis.inference import ALPHA, p_text
+from ..significance import ALPHA, p_text, stars
 from .board_html import panel_tables
 from .policy import grouped_rows, load_entries
 from .table import COLUMNS, panels
@@ -158,7 +158,7 @@ def _fmt_p(p) -> str:
     .05; empty for the leader itself."""
     if p is None or pd.isna(p):
         return ""
-    return p_text(float(p)) + ("*" if p < ALPHA else "")
+    return p_text(float(p)) + stars(float(p), levels=((ALPHA, "*"),))
 
 
 def unverified_frame(rows: list[dict], label: str) -> pd.DataFrame:

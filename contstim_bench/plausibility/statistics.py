@@ -29,11 +29,13 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
-ALPHA = 0.05
+from ..significance import STARS, stars
+
 TABLE4_MARKS = ((0.01, "**"), (0.05, "*"))
 """Table 4's marks of a base-vs-instruct difference: p < .01 ``**``, p < .05 ``*``."""
-NOTEBOOK_MARKS = ((0.001, "***"), (0.01, "**"), (0.05, "*"))
-"""The authors' marks of a (corrected) p value in their notebooks (``assign_significance_labels``)."""
+NOTEBOOK_MARKS = STARS
+"""The authors' marks of a (corrected) p value in their notebooks (``assign_significance_labels``):
+the package's own."""
 
 
 def _hits(values, what: str = "hits") -> np.ndarray:
@@ -106,17 +108,6 @@ def bonferroni(pvalues: Sequence[float | None]) -> list[float | None]:
     return [None if p is None else min(1.0, m * float(p)) for p in pvalues]
 
 
-def marks(p: float | None, levels: Sequence[tuple[float, str]] = TABLE4_MARKS) -> str:
-    """The mark of ``p`` for the first threshold it is below (``levels`` smallest first); ""
-    when none or ``p`` is None."""
-    if p is None:
-        return ""
-    for threshold, mark in levels:
-        if p < threshold:
-            return mark
-    return ""
-
-
 def versus_human(model_hits: Sequence, human_hits: Sequence) -> list[dict]:
     """Result 2 for several models in one dataset: a :func:`paired_ttest` of each model's hits
     against the human hits of the same units, with the Bonferroni-adjusted p over the models
@@ -124,7 +115,7 @@ def versus_human(model_hits: Sequence, human_hits: Sequence) -> list[dict]:
     tests = [paired_ttest(m, h) for m, h in zip(model_hits, human_hits, strict=True)]
     for t, p in zip(tests, bonferroni([t["p"] for t in tests])):
         t["p_bonferroni"] = p
-        t["marks"] = marks(p, NOTEBOOK_MARKS)
+        t["marks"] = stars(p, levels=NOTEBOOK_MARKS)
     return tests
 
 
@@ -135,5 +126,5 @@ def base_vs_instruct(base_hits, instruct_hits) -> dict:
     test = paired_ttest(base_hits, instruct_hits)
     diff = test["mean_difference"]
     test["better"] = None if not diff else ("base" if diff > 0 else "instruct")
-    test["marks"] = marks(test["p"], TABLE4_MARKS)
+    test["marks"] = stars(test["p"], levels=TABLE4_MARKS)
     return test

@@ -10,14 +10,15 @@ from scipy import stats
 
 from contstim_bench.plausibility.statistics import (
     base_vs_instruct,
+    TABLE4_MARKS,
     bonferroni,
-    marks,
     paired_ttest,
     se_from_counts,
     standard_error,
     summarize,
     versus_human,
 )
+from contstim_bench.significance import stars
 
 
 def _hits(k: int, n: int) -> np.ndarray:
@@ -83,8 +84,8 @@ def test_bonferroni_and_marks():
     assert bonferroni([]) == []
     with pytest.raises(ValueError, match="outside"):
         bonferroni([1.5])
-    assert [marks(p) for p in (0.009, 0.01, 0.049, 0.05, None)] == ["**", "*", "*", "", ""]
-    assert marks(0.0009, ((0.001, "***"), (0.01, "**"), (0.05, "*"))) == "***"
+    assert [stars(p, levels=TABLE4_MARKS) for p in (0.009, 0.01, 0.049, 0.05, None)] == ["**", "*", "*", "", ""]
+    assert stars(0.0009, levels=((0.001, "***"), (0.01, "**"), (0.05, "*"))) == "***"
 
 
 def test_versus_human_and_base_vs_instruct_by_hand():

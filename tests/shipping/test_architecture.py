@@ -17,7 +17,7 @@ MAX_LINES = 500
 BLOCK = 6
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_version", "names", "study", "citations", "spreadsheet", "progress", "provenance", "staging"),
+    ("_version", "names", "study", "citations", "spreadsheet", "progress", "provenance", "staging", "significance"),
     ("data",),
     ("scoring", "plausibility"),
     ("analysis",),

@@ -10,7 +10,9 @@ fails naming the file and line that breaks a claim.
   which sit below it; no door, benchmark or report loads one;
 - a user's experiment or round names are told apart in one place (``driver.asked_benchmarks``);
 - only the modules named here know about processes; every other one at most asks
-  ``is_main_process()`` before it writes.
+  ``is_main_process()`` before it writes;
+- significance has one level and one star formatter (``significance.py``): no other module sets an
+  ``ALPHA`` or returns a star mark of its own.
 
 Each check was written against the code it replaced (issue 44) and fails on it; the tests at the
 end run each check on a small piece of such code.
@@ -225,3 +227,70 @@ def test_the_checks_catch_what_they_are_for():
         "scipy.stats.rankdata", "contstim_bench.benchmarks.contstim.load_experiment"]
     assert [called(n) for n in ast.walk(plots) if isinstance(n, ast.Call)] == ["polyfit"]
     assert "contstim_bench.scoring.masked" in FAMILY_MODULES and "contstim_bench.scoring.ngram" in FAMILY_MODULES
+
+
+def alpha_definitions(tree: ast.AST) -> list[int]:
+    """Lines where ``tree`` sets a significance level of its own: a number assigned to a name
+    ``ALPHA`` (any case) at any depth (``alpha: float = ALPHA`` takes the package's)."""
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+            and isinstance(n.value, ast.Constant) and isinstance(n.value.value, (int, float))
+            for t in (n.targets if isinstance(n, ast.Assign) else [n.target])
+            if isinstance(t, ast.Name) and t.id.upper() == "ALPHA"]
+
+
+def star_returns(tree: ast.AST) -> list[int]:
+    """Lines where ``tree`` picks a star mark by comparing a value with a threshold, spelling the
+    mark itself (``"***" if p < .001 else ...``, ``if p < ALPHA: return "*"``): a star formatter
+    of its own.  A mark chosen by a flag (``"*" if significant``) or a glob (``rglob("*")``) is none."""
+    parents = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+    def compared(node) -> bool:  # an enclosing test compares
+        while node in parents:
+            node, child = parents[node], node
+            if isinstance(node, (ast.If, ast.IfExp)) and child is not node.test and \
+                    any(isinstance(c, ast.Compare) for c in ast.walk(node.test)):
+                return True
+        return False
+
+    lines = []
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str) and node.value
+                and set(node.value) == {"*"}):
+            continue
+        parent = parents.get(node)
+        chosen = isinstance(parent, ast.Return) or (isinstance(parent, ast.IfExp) and node is not parent.test)
+        if chosen and compared(node):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_one_significance_level_and_one_star_formatter():
+    """``significance.ALPHA`` is the only level and ``significance.stars`` the only star formatter:
+    the analysis, plausibility's statistics (a layer below the analysis, which had its own ALPHA
+    and ``marks``), the validator and the reports import them."""
+    problems = []
+    for path, tree in sources(".").items():
+        if path == "significance.py":
+            continue
+        problems += [f"{path}:{line}: sets its own ALPHA" for line in alpha_definitions(tree)]
+        problems += [f"{path}:{line}: returns a star mark of its own" for line in star_returns(tree)]
+    assert problems == [], "\n".join(problems)
+    own = sources("significance.py")["significance.py"]
+    assert alpha_definitions(own) and not star_returns(own)  # its marks are data (STARS), returned by one loop
+
+
+def test_the_significance_checks_catch_a_second_level_and_formatter():
+    """The code the check replaced: ``ALPHA = 0.05`` in three modules, and the stars spelled in a
+    function's return."""
+    breach = ast.parse("ALPHA = 0.05\n"
+                       "def marks(p):\n"
+                       "    return '***' if p < 0.001 else '**' if p < 0.01 else ''\n"
+                       "class T:\n"
+                       "    alpha: float = 0.01\n"
+                       "def mark(q, significant, folder):\n"
+                       "    if q < 0.05:\n"
+                       "        return '*'\n"
+                       "    files = folder.rglob('*')\n"
+                       "    return 'x' + ('*' if significant else '')\n")
+    assert alpha_definitions(breach) == [1, 5]
+    assert sorted(star_returns(breach)) == [3, 3, 8]  # not the flag's mark, not the glob
