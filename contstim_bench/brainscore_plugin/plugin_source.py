@@ -127,7 +127,7 @@ class ReferenceSubject(ArtificialSubject):
 
     def start_behavioral_task(self, task):
         if task != ArtificialSubject.Task.reading_times:
-            raise NotImplementedError(task)
+            raise ValueError(f"the reference subject reads (reading_times) and does nothing else, not {{task!r}}")
 
     def digest_text(self, text):
         bits = -self.logprobs[text] / math.log(2)
