@@ -209,13 +209,12 @@ def evaluate_run(scorer, benchmarks: list[str], results_path: Path, *, name: str
     one driver, the model named ``name`` (default :func:`run_name`); written to ``output`` by its convention (a ``.json`` file for one benchmark, else a
     folder).  ValueError names the samples files of a run whose samples lack sentences."""
     from ..driver import RunOptions, evaluate
+    from ..scoring.given import MissingLogProbs
 
     try:
         return evaluate(scorer, benchmarks, datasets_dir=datasets_dir, name=name or run_name(scorer),
                         options=RunOptions(cache=False, progress=False), output=output, log=log)
-    except ValueError as exc:
-        if "have no given log-probability" not in str(exc):
-            raise
+    except MissingLogProbs as exc:
         files = ", ".join(t["samples_file"] for t in scorer.details["lm_eval"]["tasks"].values())
         raise ValueError(f"the samples of {results_path.parent} ({files}) are incomplete: {exc}; the run was cut "
                          "short or its samples file was truncated: run lm_eval again with --log_samples") from None

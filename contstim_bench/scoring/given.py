@@ -18,13 +18,18 @@ import numpy as np
 from .base import LOGPROB_MAX, Scorer
 
 
+class MissingLogProbs(ValueError):
+    """Sentences :class:`GivenScores` was asked to score that its mapping does not hold (named,
+    with their count), so that a door importing a run can say which of its files are incomplete."""
+
+
 class GivenScores(Scorer):
     """A scorer that answers from ``logprobs`` ({sentence: natural-log probability}) and runs no
     model.  ``spec`` and ``method`` are what the result file records; ``details`` are added to
     :meth:`describe` (the lm-eval backend, its model arguments, the lm-eval version, ...).  The
     fingerprint is the sha256 of the spec and the scores, so two runs that gave the same numbers
     share it.  ValueError for a NaN, infinite or positive value (by its sentence), and, when
-    scoring, for a sentence the mapping does not hold."""
+    scoring, :class:`MissingLogProbs` (a ValueError) for a sentence the mapping does not hold."""
 
     cacheable = False  # the values are given: there is nothing to cache
 
@@ -53,5 +58,5 @@ class GivenScores(Scorer):
     def _score_unique(self, sentences: list[str]) -> np.ndarray:
         missing = [s for s in sentences if s not in self.values]
         if missing:
-            raise ValueError(f"{len(missing)} sentence(s) have no given log-probability, e.g. {missing[0]!r}")
+            raise MissingLogProbs(f"{len(missing)} sentence(s) have no given log-probability, e.g. {missing[0]!r}")
         return np.array([self.values[s] for s in sentences], dtype=np.float64)
