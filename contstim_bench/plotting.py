@@ -46,7 +46,7 @@ def plot_result(result, out_dir: str | os.PathLike, *, scatter_reference: str | 
     paths: list[Path] = []
     for exp in result["experiments"]:
         for measure in ("accuracy", "srcs"):
-            paths += plot_bars(result, exp, measure, out_dir, datasets_dir, formats)
+            paths += plot_bars(result, exp, measure, out_dir, formats)
         has_refs = any(e["comparisons"] for e in result["experiments"][exp].values())
         if has_refs and exp in EXPERIMENTS:  # a round's references may not score every sentence: no scatter
             paths += plot_scatter(result, exp, out_dir, scatter_reference, datasets_dir, formats)

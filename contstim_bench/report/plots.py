@@ -61,7 +61,7 @@ def load_result(result) -> dict:
     return result
 
 
-def _panels(result: dict, datasets_dir) -> dict:
+def _panels(result: dict) -> dict:
     """The result's ``panels`` (every model of each condition): the figures read them and compute
     no score; a result without them (an optional section of the file) cannot be drawn."""
     if "panels" not in result:
@@ -165,21 +165,21 @@ def _rect(x, y, w, h):
 
 
 def plot_bars(result: dict, experiment: str, measure: str, out_dir: str | os.PathLike,
-              datasets_dir=None, formats: Sequence[str] = FORMATS) -> list[Path]:
+              formats: Sequence[str] = FORMATS) -> list[Path]:
     """Figure kind 1 (``measure="accuracy"``) or 2 (``"srcs"``) of one experiment, saved as
     ``<experiment>_<measure>.<fmt>`` in ``out_dir``."""
-    fig = bars_figure(result, experiment, measure, datasets_dir)
+    fig = bars_figure(result, experiment, measure)
     return _save(fig, out_dir, f"{experiment}_{measure}", formats)
 
 
-def bars_figure(result: dict, experiment: str, measure: str, datasets_dir=None):
+def bars_figure(result: dict, experiment: str, measure: str):
     """The matplotlib figure of :func:`plot_bars` (one axes per condition, in result order)."""
     if measure not in MEASURE_LABELS:
         raise ValueError(f"unknown measure {measure!r}; known: {', '.join(MEASURE_LABELS)}")
     result = load_result(result)
     if experiment not in result["experiments"]:
         raise ValueError(f"experiment {experiment!r} is not in the result (has: {', '.join(result['experiments'])})")
-    return draw_bars(_panels(result, datasets_dir)[experiment], result["experiments"][experiment],
+    return draw_bars(_panels(result)[experiment], result["experiments"][experiment],
                      result["model"]["name"], experiment, measure)
 
 

@@ -153,8 +153,8 @@ def test_bars_draw_the_panels_and_compute_nothing(result, tmp_path):
     res = copy.deepcopy(result["result"])
     del res["panels"]
     with pytest.raises(ValueError, match="the result has no 'panels' section"):
-        plots.bars_figure(res, "pll", "srcs", datasets_dir=result["datasets"])
-    fig = plots.bars_figure(result["result"], "pll", "srcs", datasets_dir=result["datasets"])
+        plots.bars_figure(res, "pll", "srcs")
+    fig = plots.bars_figure(result["result"], "pll", "srcs")
     try:
         ax = fig.axes[0]
         labels = [t.get_text() for t in ax.get_yticklabels()]
