@@ -97,6 +97,19 @@ def model_report(result: dict, datasets_dir: str | os.PathLike | None = None, se
     }
 
 
+def model_reports(results: list[dict], sources: list[str | None], datasets_dir: str | os.PathLike | None = None,
+                  seed: int = 0, load_model=None) -> list[dict]:
+    """The page of each result (:func:`model_report`, in order; ``sources`` the files they were read
+    from) followed by the pages across them (:func:`across_results`): what ``contstim report
+    RESULT...`` shows.  ``load_model`` (spec -> scorer) may load a model for each result, so this
+    loop lives here and not in the command (ARCHITECTURE.md: a command calls one function)."""
+    if len(sources) != len(results):
+        raise ValueError(f"{len(results)} results but {len(sources)} sources")
+    pages = [model_report(result, datasets_dir, seed=seed, source=source, load_model=load_model)
+             for result, source in zip(results, sources)]
+    return pages + across_results(results, datasets_dir)
+
+
 def across_results(results: list[dict], datasets_dir: str | os.PathLike | None = None) -> list[dict]:
     """Pages that compare results: for the plausibility results among ``results`` (any number), the
     Kauf et al. (2024) figures and tables across them (:func:`.plausibility_report.plausibility_report`:

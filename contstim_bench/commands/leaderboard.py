@@ -125,28 +125,24 @@ def _validate(args) -> int:
 def _add(args) -> int:
     from pathlib import Path
 
-    from ..leaderboard.add import add_result
-    from ..results.io import ValidationError
+    from ..leaderboard.add import add_results
 
     given = Path(args.file)
     # `evaluate --output F` writes a file F.json, or a folder F of <benchmark>.json: both are added
     files = sorted(given.glob("*.json")) if given.is_dir() else [given]
     if not files:
         raise FileNotFoundError(f"{given} is a folder without a result file (*.json)")
-    failed = 0
-    for path in files:  # each file judged on its own
-        try:
-            added = add_result(path, args.results, replace=args.replace, datasets_dir=args.datasets,
-                               rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
-                               models_folder=args.models_folder, log=lambda m: print(m, file=sys.stderr))
-        except (ValidationError, ValueError, OSError) as exc:
-            if len(files) == 1:
-                raise
-            failed += 1
-            print(f"NOT ADDED {path}: {type(exc).__name__}: {exc}", file=sys.stderr)
-            continue
-        replaced = f" (replaced {added.replaced})" if added.replaced is not None else ""
-        print(f"added {added.name!r} as {added.path}{replaced}; {added.verification}")
+    def done(path, outcome) -> None:
+        if isinstance(outcome, Exception):
+            print(f"NOT ADDED {path}: {type(outcome).__name__}: {outcome}", file=sys.stderr)
+            return
+        replaced = f" (replaced {outcome.replaced})" if outcome.replaced is not None else ""
+        print(f"added {outcome.name!r} as {outcome.path}{replaced}; {outcome.verification}")
+
+    outcomes = add_results(files, args.results, done=done, replace=args.replace, datasets_dir=args.datasets,
+                           rescore=args.rescore, tolerance=args.rescore_tolerance, options=run_options(args),
+                           models_folder=args.models_folder, log=lambda m: print(m, file=sys.stderr))
+    failed = sum(isinstance(o, Exception) for o in outcomes)
     return 1 if failed else 0
 
 

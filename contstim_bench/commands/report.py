@@ -84,7 +84,7 @@ def _run(args) -> int:
 def _run_results(args) -> int:
     from functools import partial
 
-    from ..benchmarks.model_report import across_results, model_report
+    from ..benchmarks.model_report import model_reports
     from ..driver import load_model
     from ..report.pages import write_pages
     from ..results import read_result
@@ -100,9 +100,8 @@ def _run_results(args) -> int:
     check_replaceable(args.out, kind=PAGES_KIND)
     results = [read_result(path) for path in args.results]
     loader = partial(load_model, options=run_options(args, progress=False), datasets_dir=args.datasets)
-    reports = [model_report(result, args.datasets, seed=args.seed, source=Path(path).name, load_model=loader)
-               for result, path in zip(results, args.results)]
-    reports += across_results(results, args.datasets)
+    reports = model_reports(results, [Path(path).name for path in args.results], args.datasets, seed=args.seed,
+                            load_model=loader)
     paths = write_pages(reports, args.out, reads)
     for report, path in zip(reports, paths):
         missing = [i["id"] for i in report["items"] if i.get("unavailable")]

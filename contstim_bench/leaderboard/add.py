@@ -74,6 +74,28 @@ def add_result(result_file: str | os.PathLike, results_dir: str | os.PathLike, *
                         tolerance=tolerance, options=options, models_folder=models_folder, log=log)
 
 
+def add_results(result_files, results_dir: str | os.PathLike, *, done=None, **options) -> list[Added | Exception]:
+    """:func:`add_result` for each of ``result_files`` (``options``: its keywords), each judged on its
+    own: a file that fails (ValidationError, ValueError, OSError) gives its error in its place in
+    the answer and the others are still added; with one file, its error is raised.  ``done(path,
+    outcome)`` is called after each file (the command prints it then, not at the end of a long
+    re-scoring run).  Each add may load a model to re-score, so this loop lives here and not in
+    the command (ARCHITECTURE.md: a command calls one function)."""
+    files = [Path(f) for f in result_files]
+    outcomes: list[Added | Exception] = []
+    for path in files:
+        try:
+            outcome: Added | Exception = add_result(path, results_dir, **options)
+        except (ValidationError, ValueError, OSError) as exc:
+            if len(files) == 1:
+                raise
+            outcome = exc
+        outcomes.append(outcome)
+        if done is not None:
+            done(path, outcome)
+    return outcomes
+
+
 def _install(source: Path, staged: Path, folder: Path, *, replace: bool, datasets_dir, rescore: bool,
              tolerance: float, options, models_folder, log) -> Added:
     """:func:`add_result` under the folder's lock, on ``staged`` (the submitted bytes)."""
