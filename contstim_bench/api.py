@@ -19,7 +19,7 @@ from .benchmarks.contstim import ContstimExperiment
 from .benchmarks.contstim_compare import compare_logprobs, experiment_sentences
 from .driver import RunOptions, set_threads
 from .results import default_plots_dir
-from .study import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, EXPERIMENTS
+from .study import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, is_paper_experiment
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.named import parse_named_specs
 from .scoring.parallel import is_main_process
@@ -203,16 +203,16 @@ def model_logprobs(
 
     options = options or driver.run_options()
     log = log or (lambda msg: print(msg, file=sys.stderr))
-    if experiment not in EXPERIMENTS:
+    if not is_paper_experiment(experiment):
         check_round_name(experiment)  # a round of the benchmark, found in datasets_dir below
     named = parse_named_specs(models, flag="--models") if models else []
     logprobs: dict[str, dict[str, float]] = {}
     specs: dict[str, str | dict] = {}
-    if with_references and experiment in EXPERIMENTS:
+    if with_references and is_paper_experiment(experiment):
         named += [n for n in parse_named_specs([f"precomputed:{m}" for m in EXPERIMENT_MODELS[experiment]])
                   if n.name not in {m.name for m in named}]
     round_refs: dict[str, dict[str, float]] = {}
-    if with_references and experiment not in EXPERIMENTS:  # a round: its targeted models that scored every sentence
+    if with_references and not is_paper_experiment(experiment):  # a round: its targeted models that scored every sentence
         from .benchmarks.contstim_compare import round_references
 
         round_refs = round_references(experiment, datasets_dir)

@@ -98,12 +98,12 @@ def split_experiments(experiments: Sequence[str] | str | None) -> tuple[list[str
     a name that is neither, and for rounds mixed with experiments (a round is a benchmark of its
     own, with a result of its own)."""
     from .data.rounds import round_name
-    from .study import EXPERIMENTS
+    from .study import EXPERIMENTS, is_paper_experiment
 
     if experiments is None:
         return None, []
     items = [experiments] if isinstance(experiments, str) else list(experiments)
-    paper = [e for e in items if e in EXPERIMENTS or e == "all"]
+    paper = [e for e in items if is_paper_experiment(e) or e == "all"]
     rounds = [e for e in items if e not in paper]
     for r in rounds:
         if round_name(f"contstim.{r}") is None:

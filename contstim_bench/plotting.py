@@ -17,7 +17,7 @@ from .benchmarks.model_report_contstim import scatter_data
 from .names import slug
 from .report.figures import FORMATS, save_figure
 from .report.plots import draw_scatter, load_result, plot_bars
-from .study import EXPERIMENTS
+from .study import is_paper_experiment
 
 
 def scatter_figure(result, experiment: str, reference: str | None = None, datasets_dir=None):
@@ -48,6 +48,6 @@ def plot_result(result, out_dir: str | os.PathLike, *, scatter_reference: str | 
         for measure in ("accuracy", "srcs"):
             paths += plot_bars(result, exp, measure, out_dir, formats)
         has_refs = any(e["comparisons"] for e in result["experiments"][exp].values())
-        if has_refs and exp in EXPERIMENTS:  # a round's references may not score every sentence: no scatter
+        if has_refs and is_paper_experiment(exp):  # a round's references may not score every sentence: no scatter
             paths += plot_scatter(result, exp, out_dir, scatter_reference, datasets_dir, formats)
     return paths

@@ -8,6 +8,13 @@ from __future__ import annotations
 EXPERIMENTS = ("main", "pll")
 """``main``: Aug 2021, 100 participants in 10 groups. ``pll``: Nov 2022, 30 participants, one group."""
 
+
+def is_paper_experiment(name: str) -> bool:
+    """Whether ``name`` is an experiment of the paper (:data:`EXPERIMENTS`) rather than a round of
+    the benchmark (``contstim experiment ingest``) or anything else: the one test that tells them
+    apart, for every layer (``tests/shipping/test_house_claims.py`` holds every other module to it)."""
+    return name in EXPERIMENTS
+
 EXPERIMENT_DESCRIPTIONS = {
     "main": "Golan et al. 2023 main experiment (Aug 2021): 100 participants in 10 groups, 9 models",
     "pll": "Golan et al. 2023 PLL experiment (Nov 2022): 30 participants, approximate LL vs PLL",

@@ -25,7 +25,7 @@ import pyarrow.parquet as pq
 
 from ..analysis.accuracy import DEFAULT_TIES, tie_value
 from ..analysis.evaluation import evaluate_with_panels, unique_sentences
-from ..study import EXPERIMENT_MODELS, EXPERIMENTS
+from ..study import EXPERIMENTS, EXPERIMENT_MODELS, is_paper_experiment
 from ..scoring.protocols import LogProbScorer, require_logprobs
 from .base import contstim_result, no_method, short_reason
 
@@ -43,7 +43,7 @@ def load_experiment(experiment: str, datasets_dir: str | os.PathLike | None = No
     from ..data.build_contstim import load_trials
     from ..data.load import dataset_folder
 
-    if experiment not in EXPERIMENTS:
+    if not is_paper_experiment(experiment):
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
     trials = load_trials(experiment, datasets_dir)
     path = Path(dataset_folder(DATASET, datasets_dir)) / "sentences" / f"{experiment}.parquet"
@@ -86,7 +86,7 @@ def evaluate_scorer(
     if explicit and not experiments:
         raise ValueError("no experiment given to evaluate")
     for exp in experiments:
-        if exp not in EXPERIMENTS:
+        if not is_paper_experiment(exp):
             raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)}")
     tie_value(ties)
     model_name = name or (scorer.name if isinstance(scorer, PrecomputedScorer) else scorer.spec)
@@ -139,7 +139,7 @@ def recompute_sections(result: dict, datasets_dir: str | os.PathLike | None = No
     ties = result.get("analysis", {}).get("ties", DEFAULT_TIES)
     experiments, panels = {}, {}
     for exp in result["experiments"]:
-        if exp not in EXPERIMENTS:  # a round of the benchmark (contstim.<round>)
+        if not is_paper_experiment(exp):  # a round of the benchmark (contstim.<round>)
             from .contstim_round import recompute_round_sections
 
             experiments[exp], panels[exp] = recompute_round_sections(result, exp, datasets_dir)
@@ -174,7 +174,7 @@ class ContstimExperiment:
     def __post_init__(self) -> None:
         if self.experiments is not None:
             for exp in self.experiments:
-                if exp not in EXPERIMENTS:
+                if not is_paper_experiment(exp):
                     raise ValueError(f"unknown experiment {exp!r}; known: {', '.join(EXPERIMENTS)}")
             if not self.experiments:
                 raise ValueError("no experiment given to evaluate")

@@ -43,9 +43,9 @@ from .contstim import DATASET, load_experiment
 def experiment_trials(experiment: str, datasets_dir: str | os.PathLike | None = None):
     """(trials, dataset fingerprint) of one of the paper's experiments or of a round of the
     benchmark (its name, found in ``datasets_dir``: :mod:`contstim_bench.data.rounds`)."""
-    from ..study import EXPERIMENTS
+    from ..study import is_paper_experiment
 
-    if experiment in EXPERIMENTS:
+    if is_paper_experiment(experiment):
         from ..data.load import fingerprint
 
         return load_experiment(experiment, datasets_dir)[0], fingerprint(DATASET, datasets_dir)

@@ -24,7 +24,7 @@ import pyarrow.parquet as pq
 
 from ..analysis.token_counts import token_count_control
 from ..scoring.protocols import ContextLimited
-from ..study import EXPERIMENTS
+from ..study import EXPERIMENTS, is_paper_experiment
 from .contstim import DATASET
 
 TokenCounter = Callable[[list[str]], Sequence[int]]
@@ -43,7 +43,7 @@ def selected_triplets(experiment: str, datasets_dir: str | os.PathLike | None = 
     DataFrame with ``m1``, ``m2``, ``N``, ``S1``, ``S2`` and the published log-probabilities."""
     from ..data.load import dataset_folder
 
-    if experiment not in EXPERIMENTS:
+    if not is_paper_experiment(experiment):
         raise ValueError(f"unknown experiment {experiment!r}; known: {', '.join(EXPERIMENTS)}")
     path = dataset_folder(DATASET, datasets_dir) / "synthetic_triplets" / f"{experiment}.parquet"
     frame = pq.read_table(path).to_pandas()
@@ -148,7 +148,7 @@ def result_token_counts(result: dict, counter: TokenCounter | None,
     skipped: dict[str, str] = {}
     for experiment in result.get("experiments", {}):
         key = f"TS2/{experiment}"
-        if experiment not in EXPERIMENTS:
+        if not is_paper_experiment(experiment):
             skipped[key] = f"{experiment} is a round of the benchmark, not an experiment of the paper"
         elif counter is None:
             skipped[key] = f"{name} has no word pieces (a word-level model): its sentences all have 8 tokens"

@@ -32,7 +32,7 @@ from ..analysis.percentile_scatter import scatter_points
 from ..analysis.selection import condition
 from ..analysis.trials import pair_votes, prepare_trials
 from ..names import slug
-from ..study import EXPERIMENTS
+from ..study import EXPERIMENTS, is_paper_experiment
 from .contstim import DATASET, load_experiment
 from .contstim_compare import compare_logprobs
 from .report_items import report_item, unavailable
@@ -132,7 +132,7 @@ def scatter_data(result: dict, experiment: str, reference: str | None = None, da
 
 def dataset_problem(result: dict, experiment: str, datasets_dir) -> str | None:
     """Why the dataset cannot serve the items that need the human trials (None: it can)."""
-    if experiment not in EXPERIMENTS:
+    if not is_paper_experiment(experiment):
         return (f"{experiment} is a round of the benchmark; these items are made for the paper's experiments "
                 f"({', '.join(EXPERIMENTS)}) only")
     from ..data.load import fingerprint

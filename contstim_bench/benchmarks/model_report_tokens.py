@@ -16,7 +16,7 @@ import os
 from collections.abc import Callable
 
 from ..scoring.spec import ModelSpec
-from ..study import EXPERIMENTS
+from ..study import is_paper_experiment
 from .contstim_golan import TokenCounter, reference_token_counters, result_token_counts, scorer_token_counter
 from .model_report_contstim import dataset_problem
 from .report_items import unavailable
@@ -63,10 +63,10 @@ def token_count_items(result: dict, datasets_dir: str | os.PathLike | None = Non
     name = result["model"]["name"]
     experiments, out = [], []
     for exp in result.get("experiments", {}):
-        problem = dataset_problem(result, exp, datasets_dir) if exp in EXPERIMENTS else None
+        problem = dataset_problem(result, exp, datasets_dir) if is_paper_experiment(exp) else None
         if problem is not None:  # its pairs are the dataset's: only the one the result was computed on
             out.append(unavailable(f"{exp}_TS2", title.format(name=name, exp=exp), problem, f"{exp} experiment"))
-        elif exp in EXPERIMENTS:
+        elif is_paper_experiment(exp):
             experiments.append(exp)
     if not experiments:
         return out

@@ -181,7 +181,7 @@ def write_task_folder(out: str | os.PathLike | None = None, datasets_dir: str | 
     experiment or round has data."""
     from ..data.load import fingerprint as dataset_fingerprint
     from ..data.paths import default_datasets_dir
-    from ..study import EXPERIMENTS
+    from ..study import is_paper_experiment
 
     folder = Path(out) if out is not None else default_task_folder()
     check_replaceable(folder, kind=TASK_FOLDER_KIND, legacy=LEGACY_TASKS)  # before any work
@@ -195,7 +195,7 @@ def write_task_folder(out: str | os.PathLike | None = None, datasets_dir: str | 
     with replace_folder(folder, kind=TASK_FOLDER_KIND, mode=0o755, legacy=LEGACY_TASKS) as tmp:
         for benchmark, (version, metrics) in tasks.items():
             # the paper's experiments are read from the contstim dataset; a round records its own
-            fp = dataset_fingerprint("contstim", datasets) if benchmark.removeprefix("contstim.") in EXPERIMENTS \
+            fp = dataset_fingerprint("contstim", datasets) if is_paper_experiment(benchmark.removeprefix("contstim.")) \
                 else None
             (tmp / f"{task_name(benchmark)}.yaml").write_text(_task_yaml(benchmark, version, metrics, fp),
                                                               encoding="utf-8")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from ..results.io import ValidationError, load_file
-from ..study import EXPERIMENTS
+from ..study import is_paper_experiment
 from .. import names
 from ..names import name_key
 from .identity import display_name, identity
@@ -135,7 +135,7 @@ def check_duplicates(checked: list, results_dir: str | os.PathLike | None = None
                       if src is not None), None)
         if clash is not None:
             (key, source), (name, rev) = clash, c.key
-            what = f" on round contstim.{key[1]}" if key[1] and key[1] not in EXPERIMENTS else ""
+            what = f" on round contstim.{key[1]}" if key[1] and not is_paper_experiment(key[1]) else ""
             c.problems.append(f"duplicate: model {name!r} revision {rev!r}{what} is already in {Path(source).name}")
             continue
         if c.verified and c.ok:

@@ -111,9 +111,9 @@ def _overview_table(rows: list[dict], pages: dict[str, str]) -> str:
 
 
 def _experiment_label(exp: str) -> str:
-    from ..study import EXPERIMENTS
+    from ..study import is_paper_experiment
 
-    return f"{exp} (Golan et al. 2023)" if exp in EXPERIMENTS else f"round contstim.{exp}"
+    return f"{exp} (Golan et al. 2023)" if is_paper_experiment(exp) else f"round contstim.{exp}"
 
 
 def index_page(results: list[dict], rows: list[dict], pages: dict) -> str:

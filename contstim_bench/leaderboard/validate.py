@@ -52,7 +52,7 @@ from pathlib import Path
 from .. import names
 from ..results.io import MAX_BYTES, ValidationError, load_file, parse_json
 from ..results.schema import result_problems
-from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
+from ..study import ALL_REFERENCE_MODELS, is_paper_experiment
 from . import known
 
 __all__ = ["MAX_BYTES", "RESCORE_TOLERANCE", "Checked", "ValidationError", "check_file", "check_result", "load_file",
@@ -158,7 +158,7 @@ def benchmark_sentences(experiment: str, datasets_dir=None) -> list[str]:
     from ..analysis.evaluation import unique_sentences
     from ..data.build_contstim import load_trials
 
-    if experiment not in EXPERIMENTS:
+    if not is_paper_experiment(experiment):
         from ..data.rounds import find_round, load_round
 
         try:
@@ -263,7 +263,7 @@ def _reserved_problems(result: dict, name: str, what: str | None, datasets_dir) 
     allowed_specs: set[str] = set()
     reserved = name in ALL_REFERENCE_MODELS
     for exp in result["experiments"]:
-        if exp in EXPERIMENTS:
+        if is_paper_experiment(exp):
             if name in ALL_REFERENCE_MODELS:
                 refs_by_exp[exp] = load_experiment(exp, datasets_dir)[1]
             continue

@@ -55,7 +55,7 @@ from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
 from ..scoring.credentials import refuse_credentials
 from ..names import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, name_problem, shown
-from ..study import EXPERIMENTS
+from ..study import EXPERIMENTS, is_paper_experiment
 from .files import FILE_FORMATS, file_problems
 from .checks import Problems as _Problems, check_provenance, check_range as _check_range, field as _field
 from .checks import is_num as _is_num, typename as _typename
@@ -468,7 +468,7 @@ def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> N
                         _check_block(block, f"{ppath}.models.{m}", problems)
     skipped = _field(result, "skipped_experiments", dict, "result", problems, optional=True)
     for exp, why in (skipped or {}).items():
-        problems.check(exp in EXPERIMENTS and isinstance(why, str), f"result.skipped_experiments.{exp}",
+        problems.check(is_paper_experiment(exp) and isinstance(why, str), f"result.skipped_experiments.{exp}",
                        "expected a known experiment and a string reason")
     scoring = _field(result, "scoring", dict, "result", problems, optional=True)
     if scoring is not None:

@@ -40,7 +40,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow.parquet as pq
 
-from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS
+from ..study import ALL_REFERENCE_MODELS, EXPERIMENTS, is_paper_experiment
 from .base import hash_files, LoadSettings, Scorer
 
 DATASET = "contstim"
@@ -58,7 +58,7 @@ def reference_table(
             f"unknown reference model {name!r} in 'precomputed:{name}'; known: {', '.join(ALL_REFERENCE_MODELS)}"
         )
     splits = EXPERIMENTS if split is None else (split,)
-    if split is not None and split not in EXPERIMENTS:
+    if split is not None and not is_paper_experiment(split):
         raise ValueError(f"unknown split {split!r} for precomputed:{name}; known: {', '.join(EXPERIMENTS)}")
     folder = Path(dataset_folder(DATASET, datasets_dir)) / CONFIG
     table: dict[str, float] = {}

@@ -62,22 +62,97 @@ EVALUATES = {"evaluate", "evaluate_model", "evaluate_variants", "score_sentences
 """Calls that load a model or evaluate or score with one."""
 
 
-def loops_over(tree: ast.AST, names: set[str]) -> list[tuple[int, str]]:
-    """``(line, name)`` of each call of ``names`` inside a loop or comprehension."""
+def module_name(path: str) -> str:
+    """``contstim_bench.commands.report`` for ``commands/report.py`` (a package's ``__init__.py``: the package)."""
+    parts = Path(path).with_suffix("").parts
+    return ".".join(["contstim_bench", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+Function = tuple[str, str]
+"""A function of the package: ``(module, name)``."""
+
+
+def resolver(tree: ast.AST, path: str, modules: set[str]):
+    """``call -> (module, name)`` of the package function a call of ``tree`` (the module ``path``)
+    calls: a function the module defines, one it imports (``from ..driver import evaluate``) or one
+    of a module it imports (``driver.evaluate``); None for anything else (methods, builtins)."""
+    here = module_name(path)
+    package = here.split(".") if path.endswith("__init__.py") else here.split(".")[:-1]
+    names: dict[str, tuple[str, ...]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] + ([node.module] if node.module else [])) \
+                if node.level else node.module
+            for a in node.names:
+                full = f"{base}.{a.name}"
+                names[a.asname or a.name] = ("module", full) if full in modules else ("function", base, a.name)
+        elif isinstance(node, ast.Import):
+            names.update({a.asname or a.name.split(".")[0]: ("module", a.name if a.asname else a.name.split(".")[0])
+                          for a in node.names})
+    own = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+    def resolve(call: ast.Call) -> Function | None:
+        f = call.func
+        if isinstance(f, ast.Name):
+            if f.id in own:
+                return here, f.id
+            kind = names.get(f.id)
+            return (kind[1], kind[2]) if kind and kind[0] == "function" else None
+        if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name):
+            kind = names.get(f.value.id)
+            return (kind[1], f.attr) if kind and kind[0] == "module" else None
+        return None
+    return resolve
+
+
+def evaluating_functions(trees: dict[str, ast.AST]) -> set[Function]:
+    """The package functions that load a model or evaluate or score with one, directly (a call of
+    :data:`EVALUATES`, a method's included: ``load_model(spec)``, ``scorer.score(...)``) or through
+    any chain of package functions (``model_report`` calls the ``load_model`` it is given;
+    ``add_result`` re-scores): the static call graph, names resolved through each module's imports."""
+    modules = {module_name(p) for p in trees}
+    calls: dict[Function, set] = {}
+    for path, tree in trees.items():
+        resolve = resolver(tree, path, modules)
+        for fn in ast.walk(tree):
+            if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                edges = calls.setdefault((module_name(path), fn.name), set())
+                edges |= {True if called(c) in EVALUATES else resolve(c) for c in ast.walk(fn) if isinstance(c, ast.Call)}
+    found: set[Function] = set()
+    while True:
+        more = {f for f, edges in calls.items() if f not in found and (True in edges or edges & found)}
+        if not more:
+            return found
+        found |= more
+
+
+def loops_over(tree: ast.AST, names: set[str], path: str = "x.py", evaluating: set[Function] = frozenset(),
+               modules: set[str] = frozenset()) -> list[tuple[int, str]]:
+    """``(line, name)`` of each call inside a loop or comprehension of ``tree`` (the module ``path``)
+    that calls one of ``names``, or a package function of ``evaluating`` (resolved against
+    ``modules``: a helper that evaluates, however deep)."""
+    resolve = resolver(tree, path, set(modules))
     found = []
     for loop in ast.walk(tree):
         if isinstance(loop, (ast.For, ast.While, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)):
-            found += [(n.lineno, called(n)) for n in ast.walk(loop) if isinstance(n, ast.Call) and called(n) in names]
+            found += [(n.lineno, called(n)) for n in ast.walk(loop) if isinstance(n, ast.Call)
+                      and (called(n) in names or resolve(n) in evaluating)]
     return sorted(set(found))
 
 
 def test_commands_hold_no_evaluation_loop():
     """A command parses its arguments, calls one function and prints the answer: it never loops
-    over models, methods or benchmarks calling the driver (``contstim blimp`` with several
-    methods did, where ``driver.evaluate_variants`` now does), and loads nothing itself."""
+    over models, methods, benchmarks or files calling anything that loads or evaluates a model, by
+    itself or through any chain of helpers (``contstim blimp`` with several methods did, where
+    ``driver.evaluate_variants`` now does; ``contstim report`` looped ``model_report(load_model=)``
+    over results and ``contstim leaderboard add`` looped ``add_result(rescore=)`` over files, where
+    ``model_reports`` and ``add_results`` now do), and loads nothing itself."""
+    everything = sources(".")
+    evaluating, modules = evaluating_functions(everything), {module_name(p) for p in everything}
     problems = []
     for path, tree in sources("commands").items():
-        problems += [f"{path}:{line}: {name}() in a loop" for line, name in loops_over(tree, EVALUATES)]
+        problems += [f"{path}:{line}: {name}() in a loop"
+                     for line, name in loops_over(tree, EVALUATES, path, evaluating, modules)]
         problems += [f"{path}:{line}: imports {module}" for line, module in imported(tree, path)
                      if module.startswith(("contstim_bench.scoring.registry", "contstim_bench.analysis"))
                      or module.rsplit(".", 1)[0] in FAMILY_MODULES]
@@ -88,8 +163,16 @@ FAMILY_MODULES = {f"contstim_bench.{f.factory.split(':')[0].split('.', 1)[1]}" f
 """The model families' modules (``contstim_bench.scoring.causal``, ...)."""
 
 STATISTICS = {"mean", "median", "std", "var", "percentile", "quantile", "polyfit", "corrcoef", "average", "cov",
-              "nanmean", "nanmedian", "rankdata", "pearsonr", "spearmanr", "wilcoxon", "ttest_rel", "binomtest"}
-"""Reductions and tests a figure must not compute itself (a numpy function or a method)."""
+              "nanmean", "nanmedian", "rankdata", "pearsonr", "spearmanr", "wilcoxon", "ttest_rel", "binomtest",
+              "lstsq", "linregress", "pinv", "nanstd", "nanvar", "bincount", "histogram"}
+"""Reductions, fits and tests a figure must not compute itself (a numpy function or a method)."""
+
+
+def hand_means(tree: ast.AST) -> list[int]:
+    """Lines where ``tree`` divides a sum by something (``sum(x) / len(x)``, ``np.sum(x) / n``,
+    ``x.sum() / k``): a mean computed by hand, which is a statistic like ``np.mean``."""
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Div)
+            and any(isinstance(c, ast.Call) and called(c) in ("sum", "nansum", "fsum") for c in ast.walk(n.left))]
 
 DATA_LOADERS = {"load_experiment", "load_config", "load_trials", "fingerprint", "dataset_folder", "read_csv",
                 "read_parquet", "read_table", "reference_logprobs"}
@@ -111,6 +194,7 @@ def test_report_loads_no_data_and_computes_no_statistic():
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and called(node) in STATISTICS | DATA_LOADERS:
                 problems.append(f"{path}:{node.lineno}: calls {called(node)}()")
+        problems += [f"{path}:{line}: divides a sum (a mean by hand)" for line in hand_means(tree)]
     assert problems == [], "\n".join(problems)
 
 
@@ -139,13 +223,50 @@ def spec_splits(tree: ast.AST) -> list[tuple[int, str]]:
     return found
 
 
+OTHER_COLON_TEXTS = {
+    ("generate/inputs.py", "str(source).split(':', 1)"): "a natural pool source, contstim:<split>",
+    ("generate/triplet_table.py", "text.split(':', 1)"): "a triplet source, contstim:<experiment>",
+    ("scoring/hf_loading.py", "item.strip().partition(':')"): "a device memory budget, <device>:<size>",
+    ("scoring/registry.py", "FAMILIES[kind].factory.partition(':')"): "a family's factory, module:function",
+    ("scoring/catalog.py", "fam.factory.partition(':')"): "a family's factory, module:function",
+    ("benchmarks/plausibility.py", "method.partition(':')"): "a plausibility method, prompt:<template>?options",
+    ("benchmarks/plausibility.py", "template.partition('?')"): "a plausibility method, prompt:<template>?options",
+    ("benchmarks/plausibility.py", "method.partition('?')"): "a plausibility method, prompt:<template>?options",
+    ("benchmarks/plausibility_report.py", "method.partition(':')"): "a plausibility method, prompt:<template>",
+    ("scoring/credentials.py", "text.partition('?')"): "spec.py's guard, run before its parse: a credential in a "
+                                                      "malformed query is refused without echoing it",
+}
+"""Texts with a ``:`` or ``?`` that are not model specs, split outside ``scoring/spec.py``: each
+listed (file, receiver) says what it splits.  Any other split on ``:`` or ``?`` is taken for a hand
+parse of a spec, whatever its variable is called (a spec once went through ``text.partition(":")``)."""
+
+
+def colon_splits(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, receiver)`` of each ``.split``/``.partition`` (and right forms) on ``:`` or ``?``."""
+    return [(n.lineno, ast.unparse(n.func.value) + f".{n.func.attr}({ast.unparse(n.args[0])}"
+             + (", " + ", ".join(ast.unparse(a) for a in n.args[1:]) if n.args[1:] else "") + ")")
+            for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+            and n.func.attr in ("split", "rsplit", "partition", "rpartition") and n.args
+            and isinstance(n.args[0], ast.Constant) and n.args[0].value in (":", "?")]
+
+
 def test_only_spec_py_parses_spec_strings():
     """``scoring/spec.py`` is the only parser of model specs (``names_a_spec``, ``spec_label``,
     ``split_named`` and ``ModelSpec`` for the rest); seven modules once split them by hand
-    (``benchmarks/model_report_tokens.py``: ``spec.startswith("precomputed:")``)."""
-    problems = [f"{path}:{line}: {code}" for path, tree in sources(".").items() if path != "scoring/spec.py"
-                for line, code in spec_splits(tree)]
+    (``benchmarks/model_report_tokens.py``: ``spec.startswith("precomputed:")``).  Every other
+    split on ``:`` or ``?`` is one of :data:`OTHER_COLON_TEXTS`, and each of those still exists."""
+    problems, seen = [], set()
+    for path, tree in sources(".").items():
+        if path == "scoring/spec.py":
+            continue
+        problems += [f"{path}:{line}: {code}" for line, code in spec_splits(tree)]
+        for line, code in colon_splits(tree):
+            if (path, code) in OTHER_COLON_TEXTS:
+                seen.add((path, code))
+            else:
+                problems.append(f"{path}:{line}: {code} (a spec parsed by hand? if not, list it in OTHER_COLON_TEXTS)")
     assert problems == [], "\n".join(problems)
+    assert seen == set(OTHER_COLON_TEXTS), f"listed but gone: {sorted(set(OTHER_COLON_TEXTS) - seen)}"
 
 
 LOADERS_BELOW_THE_DRIVER = ("generate/", "experiment/simulate.py")
@@ -173,6 +294,38 @@ LOADING = {"load_scorer", "load_with_options", "from_spec", "ScoringContext"}
 classes and constants (``isinstance`` checks, ``METHODS``) do not load anything."""
 
 
+def scorer_classes(trees: dict[str, ast.AST]) -> set[str]:
+    """The classes of scoring/ that are scorers: ``Scorer`` and every class deriving from it,
+    however deep (``CausalScorer``, ``MaskedLMScorer``, ``GivenScores``, ...)."""
+    bases = {c.name: {ast.unparse(b).rsplit(".", 1)[-1] for b in c.bases}
+             for path, tree in trees.items() if path.startswith("scoring/")
+             for c in ast.walk(tree) if isinstance(c, ast.ClassDef)}
+    found = {"Scorer"}
+    while more := {name for name, b in bases.items() if b & found} - found:
+        found |= more
+    return found
+
+
+BUILT_OUTSIDE_SCORING = {
+    "GivenScores": "log-probabilities a caller already has (lm-eval's, Brain-Score's): it loads nothing",
+    "PromptScorer": "a second prompt over a judge the driver loaded (Kauf et al. 2024, Appendix F): it loads nothing",
+}
+"""Scorers that a module above scoring/ may construct, and why."""
+
+
+def test_scorers_are_built_by_the_registry():
+    """A model's scorer is built by the registry from a spec (``load_with_options``), nowhere else:
+    no benchmark, door or report constructs ``CausalScorer(...)`` or any other scorer class itself
+    (it would skip the run options: threads, device, the token budget, the cache)."""
+    trees = sources(".")
+    scorers = scorer_classes(trees) | set(BUILT_OUTSIDE_SCORING)
+    problems = [f"{path}:{n.lineno}: builds {called(n)}()" for path, tree in trees.items()
+                if not path.startswith("scoring/") for n in ast.walk(tree)
+                if isinstance(n, ast.Call) and called(n) in scorers - set(BUILT_OUTSIDE_SCORING)]
+    assert problems == [], "\n".join(problems)
+    assert {"CausalScorer", "MaskedLMScorer", "NgramScorer", "GivenScores"} <= scorers
+
+
 def test_rounds_and_experiments_are_told_apart_once():
     """What a user names (``--experiment ROUND``, ``experiments=[...]``) is read by
     ``driver.asked_benchmarks`` alone, for every door (the API once refused a round the CLI took)."""
@@ -182,11 +335,34 @@ def test_rounds_and_experiments_are_told_apart_once():
     askers = sorted(p for p, tree in sources(".").items()
                     if any(isinstance(n, ast.Call) and called(n) == "asked_benchmarks" for n in ast.walk(tree)))
     assert askers == ["api.py", "commands/evaluate.py"]
+    problems = [f"{path}:{line}: {code}" for path, tree in sources(".").items() if path != "study.py"
+                for line, code in experiment_tests(tree)]
+    assert problems == [], "\n".join(problems)
+
+
+def experiment_tests(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, code)`` of each test of a name against the paper's experiments written by hand:
+    ``x in EXPERIMENTS``, ``x not in ("main", "pll")`` (``study.is_paper_experiment`` is the one
+    test; iterating over ``EXPERIMENTS`` is no test)."""
+    from contstim_bench.study import EXPERIMENTS
+
+    def paper(node) -> bool:
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            return ast.unparse(node).rsplit(".", 1)[-1] == "EXPERIMENTS"
+        return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and \
+            {e.value for e in node.elts if isinstance(e, ast.Constant)} == set(EXPERIMENTS)
+    return [(n.lineno, ast.unparse(n)) for n in ast.walk(tree) if isinstance(n, ast.Compare)
+            and any(isinstance(op, (ast.In, ast.NotIn)) and paper(c) for op, c in zip(n.ops, n.comparators))]
 
 
 PROCESS_WORDS = {"data_parallel", "launch_state", "shard", "PartialState", "process_index", "num_processes",
                  "wait_for_everyone", "init_process_group", "get_rank", "get_world_size"}
 """Names that mean a module knows about the processes of a data-parallel launch."""
+
+LAUNCH_VARIABLES = {"RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT",
+                    "ACCELERATE_PROCESS_INDEX"}
+"""Environment variables a launcher (torchrun, ``accelerate launch``) sets for each process: a
+module reading one knows about processes as much as one calling ``get_rank()``."""
 
 KNOWS_PROCESSES = {"driver.py", "scorefile.py", "generate/natural_run.py", "generate/design_models.py",
                    "generate/synthetic_run.py"}
@@ -195,38 +371,19 @@ score`` open ``data_parallel()`` around scoring, the natural pool and the design
 scored inside it, and the synthetic search shards whole jobs (``launch_state``, ``shard``)."""
 
 
+def knows_processes(tree: ast.AST, path: str) -> bool:
+    """Whether the module ``tree`` names a process word (:data:`PROCESS_WORDS`) or reads a
+    launcher's variable (:data:`LAUNCH_VARIABLES`, ``os.environ["RANK"]``)."""
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} \
+        | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} \
+        | {m.rsplit(".", 1)[-1] for _, m in imported(tree, path)}
+    texts = {n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and isinstance(n.value, str)}
+    return bool(names & PROCESS_WORDS or texts & LAUNCH_VARIABLES)
+
+
 def test_only_the_named_modules_know_about_processes():
-    found = set()
-    for path, tree in sources(".").items():
-        if path.startswith("scoring/"):
-            continue
-        names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} \
-            | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)} \
-            | {m.rsplit(".", 1)[-1] for _, m in imported(tree, path)}
-        if names & PROCESS_WORDS:
-            found.add(path)
+    found = {path for path, tree in sources(".").items() if not path.startswith("scoring/") and knows_processes(tree, path)}
     assert found == KNOWS_PROCESSES
-
-
-# ------------------------------------------------------------------------- the checks fail
-
-
-def test_the_checks_catch_what_they_are_for():
-    """Each check on a piece of the code it replaced."""
-    blimp = ast.parse("def run(args):\n    return {m: evaluate(spec, ['blimp'], method=m) for m in methods}\n")
-    assert loops_over(blimp, EVALUATES) == [(2, "evaluate")]
-    tokens = ast.parse('if spec.startswith("precomputed:"):\n    reference = spec.split(":", 1)[1]\n')
-    assert [line for line, _ in spec_splits(tokens)] == [1, 2]
-    label = ast.parse('name = model["spec"].split("?")[0]\n')
-    assert spec_splits(label) == [(1, "model['spec'].split('?')")]
-    fine = ast.parse('path = factory.partition(":")\nkind = method.partition(":")\n')
-    assert spec_splits(fine) == []
-    plots = ast.parse("from scipy.stats import rankdata\nfrom ..benchmarks.contstim import load_experiment\n"
-                      "x = np.polyfit(a, b, 1)\n")
-    assert [m for _, m in imported(plots, "report/plots.py")] == [
-        "scipy.stats.rankdata", "contstim_bench.benchmarks.contstim.load_experiment"]
-    assert [called(n) for n in ast.walk(plots) if isinstance(n, ast.Call)] == ["polyfit"]
-    assert "contstim_bench.scoring.masked" in FAMILY_MODULES and "contstim_bench.scoring.ngram" in FAMILY_MODULES
 
 
 def alpha_definitions(tree: ast.AST) -> list[int]:
@@ -277,20 +434,3 @@ def test_one_significance_level_and_one_star_formatter():
     assert problems == [], "\n".join(problems)
     own = sources("significance.py")["significance.py"]
     assert alpha_definitions(own) and not star_returns(own)  # its marks are data (STARS), returned by one loop
-
-
-def test_the_significance_checks_catch_a_second_level_and_formatter():
-    """The code the check replaced: ``ALPHA = 0.05`` in three modules, and the stars spelled in a
-    function's return."""
-    breach = ast.parse("ALPHA = 0.05\n"
-                       "def marks(p):\n"
-                       "    return '***' if p < 0.001 else '**' if p < 0.01 else ''\n"
-                       "class T:\n"
-                       "    alpha: float = 0.01\n"
-                       "def mark(q, significant, folder):\n"
-                       "    if q < 0.05:\n"
-                       "        return '*'\n"
-                       "    files = folder.rglob('*')\n"
-                       "    return 'x' + ('*' if significant else '')\n")
-    assert alpha_definitions(breach) == [1, 5]
-    assert sorted(star_returns(breach)) == [3, 3, 8]  # not the flag's mark, not the glob
