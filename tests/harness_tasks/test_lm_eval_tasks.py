@@ -89,6 +89,17 @@ def _assert_same_numbers(reported: dict, result: dict, what: str) -> None:
             assert got == pytest.approx(want, abs=1e-9), (what, cond, field, got, want)
 
 
+def _assert_independent_numbers(reported: dict, logprobs: dict[str, float], datasets: Path) -> None:
+    """lm-eval's accuracy, SRCS and their standard errors equal the ones computed from
+    ``logprobs`` and the trials without the package (tests/independent_metrics.py), within 1e-9."""
+    from independent_metrics import pll_scores
+
+    for cond, want in pll_scores(logprobs, datasets).items():
+        for field, value in want.items():
+            key = metric_name({"accuracy": "acc", "accuracy_stderr": "acc_stderr"}.get(field, field), cond) + ",none"
+            assert reported[key] == pytest.approx(value, abs=1e-9), (cond, field, reported[key], value)
+
+
 def test_task_folder(tasks, tmp_path, datasets):
     yaml_text = (tasks / "contstim_pll.yaml").read_text()
     assert "custom_dataset: !function utils.docs_contstim_pll" in yaml_text
@@ -115,10 +126,13 @@ def test_lm_eval_tasks_command_prints_the_folder(tmp_path, datasets, capsys):
 
 
 @pytest.mark.slow
-def test_lm_eval_cli_gives_the_numbers_of_contstim_evaluate(lm_eval_run, evaluated):
+def test_lm_eval_cli_gives_the_numbers_of_contstim_evaluate(lm_eval_run, evaluated, datasets):
     """Per condition: accuracy, SRCS, their standard errors, both noise ceilings and the normalised
     accuracy of the lm-eval run equal the result of `contstim evaluate` within 1e-9, its
-    log-probabilities being within 1e-4 nats of hf-causal's; `acc_stderr` is the result file's."""
+    log-probabilities being within 1e-4 nats of hf-causal's; `acc_stderr` is the result file's.
+    Accuracy, SRCS and their errors also equal those computed from the run's own samples without
+    the package (tests/independent_metrics.py): both sides of the first comparison go through the
+    driver, which this pins."""
     samples = _samples(lm_eval_run)
     assert set(samples) == set(evaluated["logprobs"]) and len(samples) == 264
     assert max(abs(samples[s] - evaluated["logprobs"][s]) for s in samples) < 1e-4
@@ -129,6 +143,7 @@ def test_lm_eval_cli_gives_the_numbers_of_contstim_evaluate(lm_eval_run, evaluat
     assert reported["srcs_synthetic_vs_synthetic_stderr,none"] == \
         evaluated["experiments"]["pll"]["synthetic_vs_synthetic"]["srcs_stderr"]
     assert reported["acc,none"] == pytest.approx(0.8573232323232322, abs=1e-12)  # the README's 0.857
+    _assert_independent_numbers(reported, samples, datasets)
 
 
 @pytest.mark.slow
@@ -225,6 +240,7 @@ def test_simple_evaluate_gives_the_numbers_of_contstim_evaluate(tasks, datasets,
     assert harness.token_lengths(sentences) == causal.token_lengths(sentences)  # Table S2 of an lm-eval result
     assert reported["acc_stderr,none"] == ours["experiments"]["pll"]["all"]["accuracy_stderr"]
     _assert_same_numbers(reported, ours, "simple_evaluate")
+    _assert_independent_numbers(reported, ours["logprobs"], datasets)  # the driver's aggregation, pinned
     assert np.isfinite(reported["srcs,none"])
 
 

@@ -176,8 +176,31 @@ def test_fuzz_names_at_every_door_that_shows_one(pieces):
 # ----------------------------------------------------------------------------- races
 
 
+_BARRIER = None
+"""Set before the pool forks: both adds wait for each other inside the critical section."""
+
+
 def _add_in_a_process(args) -> str:
+    """One add, made to wait after its validation (3 s at most) until the other add has validated
+    too: without the folder's lock both meet there, both then find no entry and both install;
+    with it the second cannot start validating until the first has installed (the first waits
+    out the barrier alone, the second finds the barrier broken and the entry there)."""
+    import threading
+
+    from contstim_bench.leaderboard import add as add_module
+
     path, folder, datasets = args
+    real = add_module.validate_and_rescore
+
+    def meeting(*a, **kw):
+        checked = real(*a, **kw)
+        try:
+            _BARRIER.wait(timeout=3)
+        except threading.BrokenBarrierError:
+            pass
+        return checked
+
+    add_module.validate_and_rescore = meeting  # in this forked worker only
     try:
         added = add_result(path, folder, datasets_dir=datasets, rescore=False)
         return f"added {added.path.name}"
@@ -186,12 +209,17 @@ def _add_in_a_process(args) -> str:
 
 
 def test_two_adds_of_one_model_started_together_leave_one_entry(tmp_path, datasets):
+    """Two adds of one model at once: one is added, the other refused naming it (the results
+    folder's lock; without it both are "added" and one file silently replaces the other)."""
+    global _BARRIER
     folder = tmp_path / "results"
     folder.mkdir()
     a = dump(tmp_path / "a", "mine.json", shipped("smollm2-135m"))
     b = dump(tmp_path / "b", "mine-again.json", shipped("smollm2-135m"))
-    with multiprocessing.get_context("fork").Pool(2) as pool:
-        answers = pool.map(_add_in_a_process, [(a, folder, datasets), (b, folder, datasets)])
+    ctx = multiprocessing.get_context("fork")
+    _BARRIER = ctx.Barrier(2)
+    with ctx.Pool(2) as pool:
+        answers = pool.map(_add_in_a_process, [(a, folder, datasets), (b, folder, datasets)], chunksize=1)
     assert sorted(x.split(":")[0].split()[0] for x in answers) == ["added", "refused"], answers
     assert any("already has this model" in x for x in answers)
     assert [p.name for p in folder.glob("*.json")] == ["smollm2-135m.json"]
