@@ -308,7 +308,19 @@ def test_searches_in_lockstep_give_the_one_at_a_time_triplets(setup):
     assert sum(r["replacements_S1"] + r["replacements_S2"] for r in rows) >= 2
 
 
-def test_generate_synthetic_in_lockstep_writes_the_triplets_of_one_job_at_a_time(setup, tmp_path):
+def test_generate_synthetic_in_lockstep_writes_the_triplets_of_one_job_at_a_time(setup, tmp_path, monkeypatch):
+    """``--lockstep 4`` runs the six jobs' searches four at a time through the lockstep (recorded
+    where the runner calls it: a runner that ignored the flag gives the same triplets) and writes
+    the triplets of ``--lockstep 1``."""
+    from contstim_bench.generate import synthetic_run
+
+    calls, real = [], synthetic_run.synthesize_triplets
+
+    def recorded(tasks, *args, workers, **kwargs):
+        calls.append((len(tasks), workers))
+        return real(tasks, *args, workers=workers, **kwargs)
+
+    monkeypatch.setattr(synthetic_run, "synthesize_triplets", recorded)
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("\n".join(setup["vocab"].rest[:120]) + "\n", encoding="utf-8")
     pool = tmp_path / "pool.txt"
@@ -322,6 +334,7 @@ def test_generate_synthetic_in_lockstep_writes_the_triplets_of_one_job_at_a_time
                          "--lockstep", lockstep, "--output", str(out)]) == 0
         frames[lockstep] = pd.read_parquet(next((out / "triplets").rglob("*.parquet")))
         assert len(list((out / "jobs").glob("*.json"))) == 3 * 2
+        assert calls == ([] if lockstep == "1" else [(6, 4)]), calls
     pd.testing.assert_frame_equal(frames["1"], frames["4"])
     with pytest.raises(SystemExit):
         cli_main(["generate", "synthetic", "--models", models, "--start-sentences", "2", "--lockstep", "0",
