@@ -184,17 +184,22 @@ def discover_rounds(datasets_dir: str | os.PathLike | None = None) -> dict[str, 
     return {ident: folder for ident, (_, folder) in found.items()}
 
 
+class RoundNotFound(ValueError):
+    """No round of that identifier in the datasets folder (a ValueError, so a door's error handling
+    of bad names covers it); a caller that must tell "absent" from "damaged" catches this type."""
+
+
 def find_round(identifier: str, datasets_dir: str | os.PathLike | None = None) -> Path:
-    """The folder of round ``identifier`` (``contstim.<name>`` or ``<name>``); ValueError naming
-    the rounds found and where they were looked for."""
+    """The folder of round ``identifier`` (``contstim.<name>`` or ``<name>``); :class:`RoundNotFound`
+    naming the rounds found and where they were looked for."""
     ident = identifier if identifier.startswith(PREFIX) else identifier_of(identifier)
     rounds = discover_rounds(datasets_dir)
     if ident not in rounds:
         root = Path(datasets_dir) if datasets_dir is not None else default_datasets_dir()
         known = ", ".join(rounds) or "none"
-        raise ValueError(f"no round {ident} in the datasets folder {root} (rounds there: {known}); write one with "
-                         f"`contstim experiment ingest --out {root} ...`, or give the folder that holds it as "
-                         f"`contstim evaluate --datasets`")
+        raise RoundNotFound(f"no round {ident} in the datasets folder {root} (rounds there: {known}); write one with "
+                            f"`contstim experiment ingest --out {root} ...`, or give the folder that holds it as "
+                            f"`contstim evaluate --datasets`")
     return rounds[ident]
 
 

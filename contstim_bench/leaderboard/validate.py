@@ -106,14 +106,14 @@ def _sample(items: Iterable[str], n: int = 3) -> str:
 def check_round(result: dict, name: str, datasets_dir=None) -> list[str]:
     """Problems with a round result's benchmark: the round must be in the datasets folder, intact,
     and the result computed on it (same fingerprint and version)."""
-    from ..data.rounds import find_round, load_round
+    from ..data.rounds import RoundNotFound, find_round, load_round
 
     bench = result["benchmark"]
     try:
         data = load_round(find_round(name, datasets_dir))
     except (FileNotFoundError, ValueError) as exc:  # the message names local folders: not published
-        why = "it is changed or unreadable" if isinstance(exc, ValueError) and "no round" not in str(exc) else \
-            "it is not in this leaderboard's datasets folder"
+        why = "it is not in this leaderboard's datasets folder" if isinstance(exc, (RoundNotFound, FileNotFoundError)) \
+            else "it is changed or unreadable"
         return [f"round {bench.get('identifier')} cannot be checked on this machine: {why}"]
     problems = []
     if bench["dataset_fingerprint"] != data.meta["fingerprint"]:
@@ -159,7 +159,7 @@ def benchmark_sentences(experiment: str, datasets_dir=None) -> list[str]:
     from ..data.build_contstim import load_trials
 
     if not is_paper_experiment(experiment):
-        from ..data.rounds import find_round, load_round
+        from ..data.rounds import RoundNotFound, find_round, load_round
 
         try:
             return unique_sentences(load_round(find_round(experiment, datasets_dir)).trials)
@@ -250,7 +250,7 @@ def _reserved_problems(result: dict, name: str, what: str | None, datasets_dir) 
     """The problems of ``name`` as a reserved name; ``what`` says which name it is (None: the
     claimed ``model.name``)."""
     from ..benchmarks.contstim import load_experiment
-    from ..data.rounds import find_round, load_round
+    from ..data.rounds import RoundNotFound, find_round, load_round
 
     spec = result["model"]["spec"]
     twin = names.lookalike(name, ALL_REFERENCE_MODELS)

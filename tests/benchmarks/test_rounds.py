@@ -371,6 +371,31 @@ def test_leaderboard_validates_rescores_and_shows_the_round(study, tmp_path, cap
     assert f"round contstim.{ROUND}" in page and "pll (Golan et al. 2023)" in page
 
 
+def test_a_round_absent_or_damaged_is_named_as_such(study, tmp_path):
+    """A round result checked where its round is not (a leaderboard's own datasets folder) is told
+    apart, by the error's type, from one whose round is there but damaged; both are refused."""
+    import shutil
+
+    from contstim_bench.data.rounds import RoundNotFound, find_round
+    from contstim_bench.leaderboard.validate import check_round
+
+    result = contstim_bench.evaluate_model(f"precomputed:{SIMULATOR}", benchmarks=[f"contstim.{ROUND}"],
+                                           datasets_dir=study["datasets"])[f"contstim.{ROUND}"]
+    assert check_round(result, ROUND, study["datasets"]) == []
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(RoundNotFound, match=f"no round contstim.{ROUND} in the datasets folder"):
+        find_round(ROUND, empty)
+    assert check_round(result, ROUND, empty) == [
+        f"round contstim.{ROUND} cannot be checked on this machine: it is not in this leaderboard's datasets folder"]
+    damaged = tmp_path / "damaged"
+    shutil.copytree(study["datasets"] / f"contstim-{ROUND}", damaged / f"contstim-{ROUND}")
+    trials = next((damaged / f"contstim-{ROUND}" / "trials").glob("*.parquet"))
+    pd.read_parquet(trials).iloc[1:].to_parquet(trials)  # one trial fewer
+    assert check_round(result, ROUND, damaged) == [
+        f"round contstim.{ROUND} cannot be checked on this machine: it is changed or unreadable"]
+
+
 def test_make_results_evaluates_every_model_on_every_round(study, tmp_path):
     """`python leaderboard/make_results.py --datasets D` writes, beside a model's pll result, its
     result on every round found in D (every model on every round)."""
