@@ -23,7 +23,6 @@ from .study import ALL_REFERENCE_MODELS, EXPERIMENT_MODELS, is_paper_experiment
 from .scoring.spec import DEFAULT_MODEL
 from .scoring.named import parse_named_specs
 from .scoring.parallel import is_main_process
-from .staging import check_inputs_kept
 
 __all__ = ["compare_models", "evaluate_model", "score_sentences", "set_threads"]
 
@@ -166,10 +165,8 @@ def compare_models(
     if output is not None:  # before any model runs: the comparison never overwrites what it reads
         from .report.matrices import COMPARISON_FILES
 
-        out = Path(output)
-        targets = [out] if out.suffix.lower() == ".json" else [out / name for name in COMPARISON_FILES]
         reads = [("--results", r) for r in results] + [i for n in named for i in driver.model_inputs(n.spec)]
-        check_inputs_kept([("--output", t) for t in targets], reads)
+        driver.check_outputs(output, 1, files=COMPARISON_FILES, reads=reads, datasets_dir=datasets_dir)
     logprobs, specs = model_logprobs(models, results=results, experiment=experiment, with_references=with_references,
                                      datasets_dir=datasets_dir, log=log, options=options)
     comparison = compare_logprobs(logprobs, experiment, datasets_dir, conditions=conditions, specs=specs, ties=ties)

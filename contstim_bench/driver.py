@@ -284,14 +284,15 @@ def output_file(output: str | os.PathLike, identifier: str) -> Path:
 
 
 def check_outputs(output: str | os.PathLike, n_results: int, *, identifiers: Sequence[str] = (),
-                  reads: Iterable[tuple[str, Any]] = (), datasets_dir: str | os.PathLike | None = None) -> Path:
+                  reads: Iterable[tuple[str, Any]] = (), datasets_dir: str | os.PathLike | None = None,
+                  files: Sequence[str] = ()) -> Path:
     """The output convention, checked before any model runs: ``output`` ending in ``.json`` is
     one result file (ValueError when ``n_results`` would not fit in one); anything else is a
-    folder receiving ``<identifier>.json`` each (ValueError when it is an existing file).
-    ValueError too when the file, or the folder's file of one of ``identifiers``, is one of the
-    inputs ``reads`` (``(flag, path)`` pairs, e.g. :func:`model_inputs`;
-    :func:`~.staging.check_inputs_kept`); never inside ``datasets_dir``, the datasets folder the
-    run reads."""
+    folder receiving ``<identifier>.json`` each, or the named ``files`` (``contstim compare``'s
+    tables) (ValueError when it is an existing file).  ValueError too when the file, or one the
+    folder would receive, is one of the inputs ``reads`` (``(flag, path)`` pairs, e.g.
+    :func:`model_inputs`; :func:`~.staging.check_inputs_kept`); never inside ``datasets_dir``, the
+    datasets folder the run reads."""
     path = Path(output)
     reads = [*reads, ("--datasets", datasets_dir)]
     if path.suffix.lower() == ".json":
@@ -300,7 +301,8 @@ def check_outputs(output: str | os.PathLike, n_results: int, *, identifiers: Seq
                              f"{n_results} results: give a folder instead")
         check_inputs_kept([("--output", path)], reads, folders=("--datasets",))
         return check_output_file(path)
-    check_inputs_kept([("--output", output_file(path, ident)) for ident in identifiers], reads, folders=("--datasets",))
+    targets = [output_file(path, ident) for ident in identifiers] + [path / name for name in files]
+    check_inputs_kept([("--output", t) for t in targets], reads, folders=("--datasets",))
     return check_output_folder(path)
 
 

@@ -53,6 +53,13 @@ def test_compare_refuses_to_overwrite_a_result_it_reads(tmp_path, datasets, caps
     refused(capsys, [*common, str(folder)], tmp_path, f"--output {inside} is the input --results {inside}")
     assert cli_main([*common, str(tmp_path / "other")]) == 0
     assert set(json.loads((tmp_path / "other" / "comparison.json").read_text())["models"]) == {"roberta", "bert"}
+    # the output convention of every command (driver.check_outputs): never in the datasets folder read,
+    # and a path without .json is a folder, not a file that is there
+    refused(capsys, [*common, str(datasets / "cmp.json")], datasets, f"lies inside the input folder --datasets {datasets}")
+    notes = tmp_path / "notes"
+    notes.write_text("keep me", encoding="utf-8")
+    refused_unchanged(capsys, [*common, str(notes)], tmp_path, f"--output {notes} is a file")
+    assert notes.read_text(encoding="utf-8") == "keep me"
 
 
 def _corpus(path: Path) -> Path:
