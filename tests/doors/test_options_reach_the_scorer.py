@@ -1,6 +1,8 @@
 """Each run option given to each door reaches the scorer's loading (not only its parser):
 ``--device``, ``--dtype``, ``--batch-size``, ``--max-tokens-per-batch``, ``--threads`` and
-``--no-cache`` on ``contstim evaluate``, ``score``, ``compare`` and ``blimp`` (several methods),
+``--no-cache`` on ``contstim evaluate``, ``score``, ``compare``, ``blimp`` (several methods),
+``plausibility``, ``generate natural|synthetic|pool``, ``experiment simulate`` and ``leaderboard
+add`` (re-scoring),
 and the same options on ``evaluate_model``, ``score_sentences`` and ``compare_models``.
 
 The registry's ``load_scorer``, which its ``load_with_options`` calls for every door (the driver,
@@ -164,3 +166,39 @@ def test_generation_passes_its_options_whole(door, recorded, datasets, tmp_path)
             make_pool([str(pool)], tmp_path / "pool-out.txt", models=f"a={SPEC}", vocabulary="none",
                       datasets_dir=datasets, options=options)
     _reached(recorded, cache=False if door == "pool" else cache)
+
+
+SHIPPED = __import__("pathlib").Path(__file__).resolve().parents[2] / "leaderboard" / "results"
+
+
+@pytest.mark.parametrize("door", ["plausibility", "generate-natural", "generate-synthetic", "generate-pool",
+                                  "experiment-simulate", "leaderboard-add"])
+def test_the_other_commands_pass_their_options_to_the_loader(door, recorded, datasets, tmp_path, capsys, monkeypatch):
+    """Every other command that loads a model, from its flags to the constructed scorer: the
+    plausibility benchmark, the three generation commands, the simulated participants (their
+    server answered by a stand-in: the model loads after it answers) and the leaderboard's
+    re-scoring of a submitted result (its own spec, the maintainer's options)."""
+    pool = tmp_path / "pool.txt"
+    pool.write_text("\n".join(POOL) + "\n", encoding="utf-8")
+    pair = f"a={SPEC},b={SPEC}?start=x"
+    argv = {
+        "plausibility": ["plausibility", "--model", SPEC, "--output", str(tmp_path / "p.json")],
+        "generate-natural": ["generate", "natural", "--models", pair, "--pool", str(pool), "--output", str(tmp_path / "n")],
+        "generate-synthetic": ["generate", "synthetic", "--models", pair, "--start-sentences", "2", "--pool", str(pool),
+                               "--lockstep", "1", "--output", str(tmp_path / "s")],
+        "generate-pool": ["generate", "pool", "--corpus", str(pool), "--models", f"a={SPEC}", "--vocabulary", "none",
+                          "--out", str(tmp_path / "pool-out.txt")],
+        "experiment-simulate": ["experiment", "simulate", "--url", "http://127.0.0.1:9/", "--participants", "1",
+                                "--model", SPEC],
+        "leaderboard-add": ["leaderboard", "add", str(SHIPPED / "smollm2-135m.json"), "--results", str(tmp_path / "r"),
+                            "--rescore"],
+    }[door]
+    if door == "experiment-simulate":
+        from contstim_bench.experiment import simulate
+
+        monkeypatch.setattr(simulate.ApiClient, "call", lambda self, method, path, *a, **k: {})
+    cli_main(argv + CLI_OPTIONS + ["--datasets", str(datasets)])
+    assert recorded, capsys.readouterr().err[-2000:]
+    for call in recorded:
+        assert {k: call[k] for k in WANT} == WANT, (door, call)
+        assert call["spec"] == "hf-causal:smollm2-135m" if door == "leaderboard-add" else call["spec"].startswith(SPEC)
