@@ -102,13 +102,14 @@ def run_masked(minicons_python: str, n: int = 60) -> dict:
     from contstim_bench.data import sources
     from contstim_bench.scoring import masked
     from contstim_bench.scoring.base import LoadSettings
+    from contstim_bench.scoring.run_options import RunOptions
 
     pool = sources.resolve(NATURAL).read_text(encoding="utf-8").splitlines()
     sentences = pool[:: max(1, len(pool) // n)][:n] + EXTRA
     with tempfile.TemporaryDirectory() as tmp:
         folder = build_model(Path(tmp) / "mlm", pool)
         ours = {
-            m: masked.from_spec(str(folder), {"method": m}, LoadSettings("hf-masked", device="cpu", cache=False, progress=False)).score(sentences)
+            m: masked.from_spec(str(folder), {"method": m}, LoadSettings("hf-masked", RunOptions(device="cpu", cache=False, progress=False))).score(sentences)
             for m in ("pll", "pll-word-l2r")
         }
         theirs = run_minicons(minicons_python, folder, sentences)

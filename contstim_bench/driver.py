@@ -31,7 +31,8 @@ from .results import write_result
 from .results.io import check_output_file, check_output_folder
 from .scoring.parallel import data_parallel, is_main_process, set_threads
 from .scoring.protocols import LogProbScorer, PromptedJudge, require_logprobs
-from .scoring.registry import ModelSpec, load_with_options
+from .scoring import registry
+from .scoring.registry import ModelSpec
 from .scoring.run_options import RunOptions
 from .scoring.spec import DEFAULT_MODEL
 from .staging import check_inputs_kept
@@ -81,13 +82,14 @@ def model_inputs(model, flag: str = "--model") -> list[tuple[str, str]]:
 
 def load_model(model, options: RunOptions = RunOptions(), *, datasets_dir: str | os.PathLike | None = None):
     """The scorer of ``model``: a spec (str or :class:`ModelSpec`; None: the default model),
-    loaded once with ``options``, or a ready scorer (log-probabilities or a prompted judge) as
-    it is.  Sets ``options.threads``."""
-    set_threads(options.threads)
+    loaded once with ``options`` (:func:`.scoring.registry.load_scorer`, which applies them), or a
+    ready scorer (log-probabilities or a prompted judge) as it is, torch's threads set to
+    ``options.threads`` for it."""
     if model is None or isinstance(model, (str, ModelSpec)):
-        return load_with_options(parse_model(model), options, datasets_dir=datasets_dir)
+        return registry.load_scorer(parse_model(model), options, datasets_dir=datasets_dir)
     if not isinstance(model, (LogProbScorer, PromptedJudge)):
         raise TypeError(f"spec must be a model spec string or a Scorer, got {type(model).__name__}")
+    set_threads(options.threads)
     return model
 
 

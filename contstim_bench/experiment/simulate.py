@@ -219,7 +219,7 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
     ``model`` is then None).
     RuntimeError names a server that cannot be reached or refuses a request."""
     from ..scoring.protocols import require_logprobs
-    from ..scoring.registry import load_with_options
+    from ..scoring.registry import load_scorer
 
     if isinstance(participants, bool) or not isinstance(participants, int) or participants < 1:
         raise ValueError(f"--participants must be a positive integer, got {participants!r}")
@@ -236,7 +236,7 @@ def simulate(url: str, participants: int, model, settings: SimulationSettings | 
                 f"catch trials failed")
         return run
     if isinstance(model, str):
-        scorer = load_with_options(model, replace(options, progress=False), datasets_dir=datasets_dir)
+        scorer = load_scorer(model, replace(options, progress=False), datasets_dir=datasets_dir)
     else:
         scorer = model
     scorer = require_logprobs(scorer, "a simulated participant")

@@ -87,11 +87,11 @@ def score_sentences(sentences: Sequence[str], specs: dict[str, dict], *, dataset
     """``sentence`` plus one float64 column per model with a spec: natural-log probabilities,
     NaN where a lookup model (``precomputed:``) has no value.  Models without a spec are left
     out; the others load as ``options`` say
-    (:func:`~contstim_bench.scoring.registry.load_with_options`).  Under a launcher the sentences
+    (:func:`~contstim_bench.scoring.registry.load_scorer`).  Under a launcher the sentences
     are split across the processes (:func:`contstim_bench.scoring.parallel.data_parallel`)."""
     from ..scoring.parallel import data_parallel
     from ..scoring.protocols import SentenceLookup
-    from ..scoring.registry import load_with_options
+    from ..scoring.registry import load_scorer
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     sentences = list(sentences)
@@ -99,7 +99,7 @@ def score_sentences(sentences: Sequence[str], specs: dict[str, dict], *, dataset
     for name, info in specs.items():
         if not info.get("spec"):
             continue
-        scorer = load_with_options(info["spec"], options, datasets_dir=datasets_dir)
+        scorer = load_scorer(info["spec"], options, datasets_dir=datasets_dir)
         values = np.full(len(sentences), np.nan)
         have = (np.asarray(scorer.can_score(sentences), dtype=bool) if isinstance(scorer, SentenceLookup)
                 else np.ones(len(sentences), dtype=bool))

@@ -64,7 +64,7 @@ def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence
     device: ``options`` without device and dtype)."""
     from ..scoring.precomputed import pool_file_log_probs
     from ..scoring.protocols import SentenceLookup
-    from ..scoring.registry import load_with_options
+    from ..scoring.registry import load_scorer
     from ..scoring.spec import ModelSpec
 
     out: dict[int, dict[str, float] | object] = {}
@@ -80,7 +80,7 @@ def _lookup_tables(lines: Sequence[str], pool_file: str | None, models: Sequence
             out[k] = values
             log(f"{m.name}: {len(values)} values from the upstream arrays aligned with {pool_file}")
             continue
-        scorer = load_with_options(m.spec, replace(options, device=None, dtype=None), datasets_dir=datasets_dir)
+        scorer = load_scorer(m.spec, replace(options, device=None, dtype=None), datasets_dir=datasets_dir)
         if not isinstance(scorer, SentenceLookup):  # pragma: no cover - every lookup family implements it
             raise TypeError(f"{m.spec} cannot score new sentences but is no SentenceLookup")
         out[k] = scorer
@@ -99,7 +99,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, option
                log: Callable[[str], None] | None = None) -> tuple[list[str], np.ndarray]:
     """(kept sentences, natural-log probabilities: float64 array (n_kept, n_models), column k
     for ``models[k]``).  Network models are loaded one at a time, as ``options`` say
-    (:func:`~contstim_bench.scoring.registry.load_with_options`), and, under ``accelerate
+    (:func:`~contstim_bench.scoring.registry.load_scorer`), and, under ``accelerate
     launch``, score the pool data-parallel.
 
     Lookup models (``precomputed:``) are checked first: a sentence one of them has no value for
@@ -109,7 +109,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, option
     """
     from ..scoring.parallel import data_parallel
     from ..scoring.precomputed import missing_error
-    from ..scoring.registry import load_with_options
+    from ..scoring.registry import load_scorer
 
     log = log or (lambda msg: print(msg, file=sys.stderr))
     sentences = list(sentences)
@@ -132,7 +132,7 @@ def score_pool(sentences: Sequence[str], models: Sequence[ModelEntry], *, option
         if isinstance(lookups.get(k), dict):
             values = np.array([lookups[k][s] for s in kept], dtype=np.float64)
         else:
-            scorer = lookups.get(k) or load_with_options(m.spec, options, datasets_dir=datasets_dir)
+            scorer = lookups.get(k) or load_scorer(m.spec, options, datasets_dir=datasets_dir)
             with data_parallel():  # under accelerate launch: the pool split across the processes
                 values = np.asarray(scorer.score(kept), dtype=np.float64)
         columns.append(values)

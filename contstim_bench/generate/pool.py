@@ -205,7 +205,7 @@ def make_pool(corpus: Sequence[str | os.PathLike], out: str | os.PathLike, *, wo
     (:func:`contstim_bench.generate.inputs.load_vocabulary`) or ``none``; ``exclude`` and
     ``function_words``: word lists (:func:`read_word_list`; default none and the paper's 42);
     ``options``: how the models load (an RNN's device and dtype; a vocabulary lookup runs no batch)."""
-    from ..scoring.registry import load_with_options
+    from ..scoring.registry import load_scorer
     from .inputs import load_vocabulary
     from .pairing import parse_models
 
@@ -218,7 +218,7 @@ def make_pool(corpus: Sequence[str | os.PathLike], out: str | os.PathLike, *, wo
         # only the vocabularies are read: nothing is scored, so nothing is cached and no bar is drawn
         quiet = replace(options, cache=False, progress=False)
         for entry in parse_models(models, minimum=1):
-            loaded.append((entry.name, load_with_options(entry.spec, quiet, datasets_dir=datasets_dir)))
+            loaded.append((entry.name, load_scorer(entry.spec, quiet, datasets_dir=datasets_dir)))
     pool = build_pool(corpus, words=words, vocabulary=vocab, excluded=banned, model_vocabularies=loaded,
                       function_words=fw, log=log)
     return write_pool(pool, out), pool

@@ -336,7 +336,7 @@ def run(plan: RunPlan, *, options: RunOptions = RunOptions(), loader=None,
     returns its folder (other processes return None).  ``options``: how the models run, with the
     plan's recorded device and dtype (``progress``: the jobs' bar; the models draw none);
     ``loader``: spec -> scorer (default:
-    :func:`contstim_bench.scoring.registry.load_with_options` with those options);
+    :func:`contstim_bench.scoring.registry.load_scorer` with those options);
     ``lockstep``: searches run at once, sharing causal-LM forward passes (1: one job at a time;
     the triplets are the same)."""
     if isinstance(lockstep, bool) or not isinstance(lockstep, int) or lockstep < 1:
@@ -369,12 +369,12 @@ def run(plan: RunPlan, *, options: RunOptions = RunOptions(), loader=None,
     if device is None and state.device.type != "cpu":
         device = str(state.device)
     if loader is None:
-        from contstim_bench.scoring.registry import load_with_options
+        from contstim_bench.scoring.registry import load_scorer
 
         model_options = replace(options, device=device, dtype=plan.record["dtype"], progress=False)
 
         def loader(spec: str):
-            return load_with_options(spec, model_options, datasets_dir=plan.datasets_dir)
+            return load_scorer(spec, model_options, datasets_dir=plan.datasets_dir)
     models = _ModelPool(plan.models, loader, recorded)
 
     progress = options.progress

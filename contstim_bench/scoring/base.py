@@ -19,26 +19,24 @@ from typing import Any
 import numpy as np
 
 from . import file_memo
+from .run_options import RunOptions
 
 
 @dataclass(frozen=True)
 class LoadSettings:
     """What :func:`~.registry.load_scorer` hands a model family's factory, ``from_spec(target,
-    options, load)``, besides the spec's target and options: the family (``kind``), the
-    network's ``device`` and ``dtype`` (None: the family's default), ``batch_size`` (sentences
-    per forward pass) and ``max_tokens_per_batch`` (a padded-token budget, families that batch
-    by tokens), the score ``cache`` (None: the default on-disk cache, False: none),
-    ``progress`` bars and, for families that read built datasets, ``datasets_dir``.  A family
-    uses what applies to it (a KenLM model has no device)."""
+    options, load)``, besides the spec's target and options: the family (``kind``), the run's
+    ``options`` (:class:`~.run_options.RunOptions`, whole: the network's ``device`` and ``dtype``
+    with the spec's own merged in, None for the family's default; ``batch_size``;
+    ``max_tokens_per_batch``; the score ``cache``; ``progress`` bars) and, for families that read
+    built datasets, ``datasets_dir``.  A family uses what applies to it (a KenLM model has no
+    device)."""
 
     kind: str
-    device: str | None = None
-    dtype: str | None = None
-    batch_size: int | None = None
-    max_tokens_per_batch: int | None = None
-    cache: Any = None
-    progress: bool = True
+    options: RunOptions = RunOptions()
     datasets_dir: Any = None
+
+
 from .cache import ScoreCache, CorruptCacheError
 from .cache import ENV_SCORE_CACHE, default_cache_path, entry_checksum  # noqa: F401  (their home until .cache)
 

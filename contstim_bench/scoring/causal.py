@@ -435,14 +435,14 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Causa
     path: str | Path = target
     name = target
     if target in offline.OFFLINE_MODELS:
-        path = offline.model_dir(target, progress=load.progress)
+        path = offline.model_dir(target, progress=load.options.progress)
         packaged = offline.OFFLINE_MODELS[target].start_token
         if start is None and recorded_start_token(path) != packaged:
             start = packaged  # else the folder's marker gives it (and the scorer defers its checks)
     spec = format_spec(load.kind, target, options)
     return CausalScorer(
-        path, start=start, device=load.device, dtype=load.dtype, batch_size=load.batch_size, cache=load.cache,
-        progress=load.progress, spec=spec, name=name, revision=options.get("revision"),
+        path, start=start, device=load.options.device, dtype=load.options.dtype, batch_size=load.options.batch_size, cache=load.options.cache,
+        progress=load.options.progress, spec=spec, name=name, revision=options.get("revision"),
         device_map=options.get("device_map"), max_memory=parse_max_memory(options.get("max_memory")),
-        max_tokens_per_batch=load.max_tokens_per_batch,
+        max_tokens_per_batch=load.options.max_tokens_per_batch,
     )

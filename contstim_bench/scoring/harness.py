@@ -304,8 +304,8 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Harne
     for key in FOLDER_ARGS:
         if args.get(key) in offline.OFFLINE_MODELS:
             name = args[key]
-            args[key] = str(offline.model_dir(name, progress=load.progress))
+            args[key] = str(offline.model_dir(name, progress=load.options.progress))
             default_start = default_start or offline.OFFLINE_MODELS[name].start_token
-    return HarnessScorer(target, args, start=start, default_start=default_start, device=load.device, dtype=load.dtype,
-                         batch_size=load.batch_size, cache=load.cache, progress=load.progress,
+    return HarnessScorer(target, args, start=start, default_start=default_start, device=load.options.device, dtype=load.options.dtype,
+                         batch_size=load.options.batch_size, cache=load.options.cache, progress=load.options.progress,
                          spec=format_spec(load.kind, target, options))

@@ -445,7 +445,7 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Maske
             raise ValueError(f"hf-masked:{target}: {name} must be an integer, got {opts[name]!r}") from None
 
     folder = masked_folder(target)
-    torch_dtype = resolve_dtype(load.dtype)
+    torch_dtype = resolve_dtype(load.options.dtype)
     model, tokenizer = load_masked_lm(folder, torch_dtype)
     spec = f"hf-masked:{target}" + ("?" + "&".join(f"{k}={v}" for k, v in sorted(opts.items())) if opts else "")
     return MaskedLMScorer(
@@ -457,11 +457,11 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Maske
         orders=_int("orders", 100),
         seed=_int("seed", 0),
         max_rows=_int("max_rows", MAX_EXACT_ROWS),
-        batch_size=load.batch_size,
-        device=load.device,
+        batch_size=load.options.batch_size,
+        device=load.options.device,
         dtype=torch_dtype,
         spec=spec,
         files=masked_model_files(folder),
-        cache=load.cache,
-        progress=load.progress,
+        cache=load.options.cache,
+        progress=load.options.progress,
     )

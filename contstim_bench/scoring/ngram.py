@@ -240,4 +240,4 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Ngram
         raise ValueError(f"unknown kenlm option(s) {unknown}; known: bos, eos")
     bos = _parse_bool("bos", opts["bos"]) if "bos" in opts else True
     eos = _parse_bool("eos", opts["eos"]) if "eos" in opts else True
-    return NgramScorer(target, bos=bos, eos=eos, cache=load.cache, progress=load.progress)
+    return NgramScorer(target, bos=bos, eos=eos, cache=load.options.cache, progress=load.options.progress)

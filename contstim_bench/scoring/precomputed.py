@@ -278,10 +278,10 @@ def from_spec(name: str, options: dict | None, load: LoadSettings) -> Precompute
                              f"(one float64 per line of the text file)")
         if "split" in options:
             raise ValueError(f"precomputed:{name}: split= applies to the dataset's reference models, not to a pool array")
-        return PrecomputedScorer(name, pool=options["sentences"], progress=bool(load.progress))
+        return PrecomputedScorer(name, pool=options["sentences"], progress=bool(load.options.progress))
     return PrecomputedScorer(
         name,
         split=options.get("split"),
         datasets_dir=load.datasets_dir,
-        progress=bool(load.progress),
+        progress=bool(load.options.progress),
     )

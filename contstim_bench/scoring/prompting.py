@@ -366,8 +366,8 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Promp
             raise ValueError(f"prompt: needs a causal model, not {inner_kind}: ({target!r})")
     if "start" in options:
         inner_opts = {**inner_opts, "start": options["start"]}
-    lm = causal.from_spec(inner_target, inner_opts, replace(load, kind="hf-causal", cache=False))
+    lm = causal.from_spec(inner_target, inner_opts, replace(load, kind="hf-causal", options=replace(load.options, cache=False)))
     chat = _flag(options.get("chat", "no"), "chat")
     spec = f"prompt:{target}?" + "&".join(f"{k}={v}" for k, v in sorted(options.items()))
     return PromptScorer(lm, template.name, chat=chat, order=options.get("order", "given"),
-                        cache=load.cache, progress=load.progress, spec=spec, query=options.get("query"))
+                        cache=load.options.cache, progress=load.options.progress, spec=spec, query=options.get("query"))

@@ -1,13 +1,14 @@
-"""The one way to build a scorer: :func:`load_scorer` (a :class:`~.spec.ModelSpec` or its text,
-and a :class:`ScoringContext`), reached with a run's options through :func:`load_with_options`.
+"""The one way to build a scorer: :func:`load_scorer`, a model spec (:class:`~.spec.ModelSpec`
+or its text) and the run's :class:`~.run_options.RunOptions`, whole.
 
 Every command (``evaluate``, ``score``, ``generate``, ``blimp``, ``plausibility``, the
-leaderboard's rescoring, ``experiment simulate``) loads its models through
-:func:`load_with_options`, which takes the :class:`~.run_options.RunOptions` whole and is the one
-place they are applied (torch's threads, device, dtype, batch size, token budget, the score cache
-as given); so a spec and an option mean the same everywhere:
-``precomputed:NAME`` reads the datasets of ``context.datasets_dir``, a short name records
-both the typed and the canonical spec, and options are checked before a model is loaded.
+leaderboard's rescoring, ``experiment simulate``) loads its models here, and this is the one
+place the options are applied (torch's threads, device, dtype, batch size, token budget, the
+score cache as given); so a spec and an option mean the same everywhere: ``precomputed:NAME``
+reads the datasets of ``datasets_dir``, a short name records both the typed and the canonical
+spec, and options are checked before a model is loaded.  A family's factory receives the same
+options, with the spec's own device and dtype merged in (:class:`~.base.LoadSettings`): adding
+a run option is one field of ``RunOptions`` and its use in the families it applies to.
 
 Factories are imported lazily (``module:function`` of :data:`~.spec.FAMILIES`), so asking
 for an n-gram model never imports torch.  Each factory has the signature ``from_spec(target,
@@ -19,33 +20,14 @@ from __future__ import annotations
 
 import importlib
 import os
-from dataclasses import dataclass
+from dataclasses import fields, replace
 from pathlib import Path
 
 from .base import LoadSettings
 from .run_options import RunOptions
 from .spec import FAMILIES, KNOWN_KINDS, ModelSpec, format_spec, parse_spec, short_names
 
-__all__ = ["KNOWN_KINDS", "ModelSpec", "ScoringContext", "format_spec", "load_scorer", "load_with_options", "parse_spec",
-           "short_names"]
-
-
-@dataclass(frozen=True)
-class ScoringContext:
-    """Where and how scorers run, shared by every model of one command.
-
-    ``datasets_dir``: built datasets (for ``precomputed:``; None: the default folder).
-    ``batch_size``: sentences per forward pass (None: the family's default).  ``cache``: a
-    :class:`~contstim_bench.scoring.base.ScoreCache`, None for the default on-disk cache, False
-    for none.  ``progress``: show progress bars.  ``max_tokens_per_batch``: padded tokens per
-    forward pass (length-sorted batches under a token budget; families with ``token_budget``).
-    """
-
-    datasets_dir: str | os.PathLike | None = None
-    batch_size: int | None = None
-    cache: object = None
-    progress: bool = True
-    max_tokens_per_batch: int | None = None
+__all__ = ["KNOWN_KINDS", "ModelSpec", "RunOptions", "format_spec", "load_scorer", "parse_spec", "short_names"]
 
 
 def _factory(kind: str):
@@ -75,60 +57,38 @@ def _check_options(allowed, kind: str, options, spec: str) -> None:
         )
 
 
-def load_scorer(
-    spec: "str | ModelSpec",
-    context: ScoringContext | None = None,
-    *,
-    device=None,
-    dtype=None,
-    datasets_dir: str | os.PathLike | None = None,
-    batch_size: int | None = None,
-    cache=None,
-    progress: bool | None = None,
-    max_tokens_per_batch: int | None = None,
-):
-    """Build the scorer a model spec names (see :mod:`.spec` for the grammar).
+def load_scorer(spec: "str | ModelSpec", options: RunOptions | None = None, *,
+                datasets_dir: str | os.PathLike | None = None, **changes):
+    """The scorer a model spec names (see :mod:`.spec` for the grammar), run as ``options`` say
+    (:class:`~.run_options.RunOptions`, passed whole; ``changes``: fields of it replaced, as in
+    ``load_scorer("smollm2-135m", cache=False)``).  torch's CPU threads are set
+    (``options.threads``; None leaves them), ``device`` and ``dtype`` override the spec's own, the
+    batch size and token budget apply, and the score cache is ``options.cache`` as given (a
+    :class:`~.base.ScoreCache`, None for the default on-disk cache, False for none);
+    ``datasets_dir``: the built datasets ``precomputed:`` reads.  The scorer's ``spec`` is the
+    canonical form and ``spec_typed`` the text as given.  Errors: TypeError for a keyword that
+    is no run option; ValueError for an unknown kind, short name or option; FileNotFoundError
+    naming a missing model file or folder."""
+    from .parallel import set_threads
 
-    ``context`` holds the settings shared by a command's models; the keyword arguments override
-    single fields of it (``load_scorer("smollm2-135m", cache=False)``).  ``device``/``dtype``
-    override the spec's own.  The scorer's ``spec`` is the canonical form and ``spec_typed``
-    the text as given.  Errors: ValueError for an unknown kind, short name or option,
-    FileNotFoundError naming a missing model file or folder.
-    """
-    ctx = context or ScoringContext()
-    ms = ModelSpec.parse(spec, device=device, dtype=dtype)
+    known = {f.name for f in fields(RunOptions)}
+    if set(changes) - known:
+        raise TypeError(f"load_scorer() got {', '.join(sorted(set(changes) - known))}: not a run option "
+                        f"({', '.join(sorted(known))})")
+    options = replace(options or RunOptions(), **changes)
+    ms = ModelSpec.parse(spec, device=options.device, dtype=options.dtype)
     family = FAMILIES[ms.family]
     if family.path_target and not Path(ms.target).expanduser().exists():
         raise FileNotFoundError(f"model file or folder not found for {ms.family}: {ms.target} (spec {ms.typed!r})")
     module, factory = _factory(ms.family)
     _check_options(getattr(module, "OPTION_KEYS", None), ms.family, ms.options, ms.typed)
-    budget = max_tokens_per_batch if max_tokens_per_batch is not None else ctx.max_tokens_per_batch
-    if budget is not None and not family.token_budget:
+    if options.max_tokens_per_batch is not None and not family.token_budget:
         raise ValueError(f"a token budget per batch (max_tokens_per_batch) does not apply to {ms.family} models "
                          f"(spec {ms.typed!r}); they batch by a number of sentences (batch_size)")
-    load = LoadSettings(
-        kind=ms.family, device=ms.device, dtype=ms.dtype,
-        batch_size=batch_size if batch_size is not None else ctx.batch_size, max_tokens_per_batch=budget,
-        cache=cache if cache is not None else ctx.cache, progress=ctx.progress if progress is None else progress,
-        datasets_dir=(datasets_dir if datasets_dir is not None else ctx.datasets_dir) if family.uses_datasets else None,
-    )
+    set_threads(options.threads)
+    load = LoadSettings(kind=ms.family, options=replace(options, device=ms.device, dtype=ms.dtype),
+                        datasets_dir=datasets_dir if family.uses_datasets else None)
     scorer = factory(ms.target, dict(ms.options), load)
     scorer.spec = ms.canonical
     scorer.spec_typed = ms.typed
     return scorer
-
-
-def load_with_options(spec: "str | ModelSpec", options: RunOptions = RunOptions(), *,
-                      datasets_dir: str | os.PathLike | None = None):
-    """The scorer of ``spec`` run as ``options`` say (:class:`~.run_options.RunOptions`, passed
-    whole): the one place a run's options reach a model.  torch's CPU threads are set
-    (``options.threads``; None leaves them), ``device`` and ``dtype`` override the spec's, the
-    batch size and token budget apply, and the score cache is ``options.cache`` as given (a
-    :class:`~.base.ScoreCache`, None for the default on-disk cache, False for none).  Every door
-    and every run of generation and simulation loads its models through here."""
-    from .parallel import set_threads
-
-    set_threads(options.threads)
-    context = ScoringContext(datasets_dir=datasets_dir, batch_size=options.batch_size, cache=options.cache,
-                             progress=options.progress, max_tokens_per_batch=options.max_tokens_per_batch)
-    return load_scorer(spec, context, device=options.device, dtype=options.dtype)

@@ -441,5 +441,5 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Recur
         raise ValueError(f"{kind}: spec needs a checkpoint folder, e.g. {kind}:models/{kind}")
     if options:
         raise ValueError(f"unknown {kind} option(s) {sorted(options)}; {kind}: specs take no options")
-    return RecurrentScorer(target, kind=kind, device=load.device, dtype=load.dtype, batch_size=load.batch_size,
-                           cache=load.cache, progress=load.progress)
+    return RecurrentScorer(target, kind=kind, device=load.options.device, dtype=load.options.dtype, batch_size=load.options.batch_size,
+                           cache=load.options.cache, progress=load.options.progress)

@@ -5,9 +5,10 @@
 add`` (re-scoring),
 and the same options on ``evaluate_model``, ``score_sentences`` and ``compare_models``.
 
-The registry's ``load_scorer``, which its ``load_with_options`` calls for every door (the driver,
-generation, simulation), is replaced by a recorder that stops the door there; what it records is
-what a model would have been built with.  (``compare`` once parsed ``--max-tokens-per-batch`` and
+The registry's ``load_scorer``, the one builder every door calls (the driver, generation,
+simulation), is replaced by a recorder that stops the door there; what it records is the run
+options a model would have been built with (that ``load_scorer`` applies them, torch's threads
+included, is :func:`test_the_builder_applies_the_options`).  (``compare`` once parsed ``--max-tokens-per-batch`` and
 dropped it; generation once ignored ``threads`` and replaced a ScoreCache passed to it by the
 default one.)"""
 from __future__ import annotations
@@ -35,10 +36,11 @@ class Reached(ValueError):
 def recorded(monkeypatch):
     calls: list[dict] = []
 
-    def record(spec, context=None, *, device=None, dtype=None, **_):
-        calls.append({"spec": str(spec), "device": device, "dtype": dtype, "batch_size": context.batch_size,
-                      "max_tokens_per_batch": context.max_tokens_per_batch, "cache": context.cache,
-                      "threads": torch.get_num_threads()})
+    def record(spec, options=None, *, datasets_dir=None, **changes):
+        from dataclasses import fields, replace
+
+        given = replace(options or driver.RunOptions(), **changes)
+        calls.append({"spec": str(spec), **{f.name: getattr(given, f.name) for f in fields(given)}})
         raise Reached(str(spec))
 
     before = torch.get_num_threads()
@@ -202,3 +204,21 @@ def test_the_other_commands_pass_their_options_to_the_loader(door, recorded, dat
     for call in recorded:
         assert {k: call[k] for k in WANT} == WANT, (door, call)
         assert call["spec"] == "hf-causal:smollm2-135m" if door == "leaderboard-add" else call["spec"].startswith(SPEC)
+
+
+def test_the_builder_applies_the_options(kn_trigram, tmp_path):
+    """``load_scorer`` itself applies what the recorder above only records: torch's threads, the
+    very ScoreCache given, the progress flag; a keyword that is no run option is a TypeError."""
+    from contstim_bench.scoring.base import ScoreCache
+
+    before = torch.get_num_threads()
+    cache = ScoreCache(tmp_path / "scores.sqlite")
+    try:
+        scorer = registry.load_scorer(f"kenlm:{kn_trigram}", driver.RunOptions(threads=1, cache=cache, progress=False))
+        assert torch.get_num_threads() == 1 and scorer.cache is cache and scorer.progress is False
+        scorer = registry.load_scorer(f"kenlm:{kn_trigram}", cache=False, threads=2)
+        assert torch.get_num_threads() == 2 and scorer.cache is None
+        with pytest.raises(TypeError, match="batch: not a run option"):
+            registry.load_scorer(f"kenlm:{kn_trigram}", batch=3)
+    finally:
+        torch.set_num_threads(before)

@@ -11,6 +11,7 @@ from transformers.modeling_outputs import MaskedLMOutput
 from contstim_bench.data import sources
 from contstim_bench.scoring import masked, orders
 from contstim_bench.scoring.base import LoadSettings, ScoreCache
+from contstim_bench.scoring.run_options import RunOptions
 from contstim_bench.scoring.word_pieces import tokenize, whitespace_marks
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
 
@@ -123,7 +124,7 @@ def test_byte_level_marks_word_starts():
 # ----------------------------------------------------------------------------- word completions
 def test_word_completions_equal_direct_computation(tiny_dir, corpus):
     sc = masked.from_spec(tiny_dir, {"method": "approx-ll", "normalize": "0"},
-                          LoadSettings("hf-masked", device="cpu", cache=False, progress=False))
+                          LoadSettings("hf-masked", RunOptions(device="cpu", cache=False, progress=False)))
     tok, model = sc.tokenizer, sc.model
     sentence = " ".join(corpus[1].split()[:5])
     words = sentence.split()
@@ -166,7 +167,7 @@ def test_word_completions_equal_direct_computation(tiny_dir, corpus):
 
 
 def test_word_completion_bad_input(tiny_dir):
-    sc = masked.from_spec(tiny_dir, {}, LoadSettings("hf-masked", device="cpu", cache=False, progress=False))
+    sc = masked.from_spec(tiny_dir, {}, LoadSettings("hf-masked", RunOptions(device="cpu", cache=False, progress=False)))
     with pytest.raises(ValueError, match="position 9"):
         sc.word_completion_logprobs("a b c", 9, ["x"])
     with pytest.raises(ValueError, match="not a single word"):
@@ -177,7 +178,7 @@ def test_word_completion_bad_input(tiny_dir):
 
 # ----------------------------------------------------------------------------- errors
 def test_bad_sentences(tiny_dir):
-    sc = masked.from_spec(tiny_dir, {"method": "pll"}, LoadSettings("hf-masked", device="cpu", cache=False, progress=False))
+    sc = masked.from_spec(tiny_dir, {"method": "pll"}, LoadSettings("hf-masked", RunOptions(device="cpu", cache=False, progress=False)))
     with pytest.raises(ValueError, match="sentence 1 is empty"):
         sc.score(["fine words", "  "])
     with pytest.raises(TypeError, match="sentence 0 is int"):
@@ -187,7 +188,7 @@ def test_bad_sentences(tiny_dir):
 
 
 def test_bad_specs(tiny_dir, tmp_path):
-    kw = dict(kind="hf-masked", device="cpu", cache=False, progress=False)  # LoadSettings fields
+    kw = dict(kind="hf-masked", options=RunOptions(device="cpu", cache=False, progress=False))  # LoadSettings fields
     with pytest.raises(ValueError, match="unknown method 'plll'"):
         masked.from_spec(tiny_dir, {"method": "plll"}, LoadSettings(**kw))
     with pytest.raises(ValueError, match=r"unknown option\(s\) \['order'\]"):
@@ -211,11 +212,11 @@ def test_model_without_mlm_head(wordpiece, tmp_path):
     BertModel(BertConfig(**cfg)).save_pretrained(tmp_path / "headless")
     wordpiece.save_pretrained(tmp_path / "headless")
     with pytest.raises(ValueError, match="no trained masked-LM head"):
-        masked.from_spec(str(tmp_path / "headless"), {}, LoadSettings("hf-masked", cache=False))
+        masked.from_spec(str(tmp_path / "headless"), {}, LoadSettings("hf-masked", RunOptions(cache=False)))
     GPT2LMHeadModel(GPT2Config(vocab_size=len(wordpiece), n_embd=16, n_layer=1, n_head=2)).save_pretrained(tmp_path / "gpt2")
     wordpiece.save_pretrained(tmp_path / "gpt2")
     with pytest.raises(ValueError, match="'gpt2' has no masked-LM head"):
-        masked.from_spec(str(tmp_path / "gpt2"), {}, LoadSettings("hf-masked", cache=False))
+        masked.from_spec(str(tmp_path / "gpt2"), {}, LoadSettings("hf-masked", RunOptions(cache=False)))
 
 
 def test_tokenizer_without_mask_token(corpus):
@@ -247,14 +248,14 @@ def test_rows_and_tokens_counted(wordpiece, corpus):
 def test_cache_skips_model_work(tiny_dir, corpus, tmp_path):
     cache = ScoreCache(tmp_path / "scores.sqlite")
     spec = {"method": "approx-ll-sampled", "orders": "5", "seed": "2"}
-    first = masked.from_spec(tiny_dir, spec, LoadSettings("hf-masked", device="cpu", cache=cache, progress=False))
+    first = masked.from_spec(tiny_dir, spec, LoadSettings("hf-masked", RunOptions(device="cpu", cache=cache, progress=False)))
     a = first.score(corpus[:2] + corpus[:1])
     assert first.n_model_sentences == 2 and first.n_model_rows > 0
-    second = masked.from_spec(tiny_dir, spec, LoadSettings("hf-masked", device="cpu", cache=cache, progress=False))
+    second = masked.from_spec(tiny_dir, spec, LoadSettings("hf-masked", RunOptions(device="cpu", cache=cache, progress=False)))
     b = second.score(corpus[:2])
     assert second.n_model_rows == 0
     np.testing.assert_array_equal(a[:2], b)
     assert a[2] == a[0]
-    other = masked.from_spec(tiny_dir, dict(spec, seed="3"), LoadSettings("hf-masked", device="cpu", cache=cache, progress=False))
+    other = masked.from_spec(tiny_dir, dict(spec, seed="3"), LoadSettings("hf-masked", RunOptions(device="cpu", cache=cache, progress=False)))
     assert other.method != first.method
     assert "orders=5" in first.method and "seed=2" in first.method

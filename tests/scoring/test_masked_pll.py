@@ -19,6 +19,7 @@ from transformers import AutoModelForMaskedLM, AutoTokenizer
 from contstim_bench.data import sources
 from contstim_bench.scoring import masked
 from contstim_bench.scoring.base import LoadSettings
+from contstim_bench.scoring.run_options import RunOptions
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
 
 import tiny_mlm  # tests/tiny_mlm.py
@@ -93,7 +94,7 @@ def naive(folder: str, sentence: str, method: str) -> float:
 @pytest.mark.parametrize("method", ["pll", "pll-word-l2r", "pll-whole-word", "pll-sentence-l2r"])
 def test_pll_methods_equal_naive_definition(model_dirs, sentences, family, method):
     folder = model_dirs[family]
-    scorer = masked.from_spec(folder, {"method": method}, LoadSettings("hf-masked", device="cpu", batch_size=7, cache=False, progress=False))
+    scorer = masked.from_spec(folder, {"method": method}, LoadSettings("hf-masked", RunOptions(device="cpu", batch_size=7, cache=False, progress=False)))
     got = scorer.score(sentences)
     want = [naive(folder, s, method) for s in sentences]
     np.testing.assert_allclose(got, want, atol=1e-4, rtol=0)
@@ -103,7 +104,7 @@ def test_methods_differ_on_multi_piece_words(model_dirs, sentences):
     """Sanity: with multi-token words the three PLL variants are different numbers."""
     folder = model_dirs["wordpiece"]
     values = {
-        m: masked.from_spec(folder, {"method": m}, LoadSettings("hf-masked", device="cpu", cache=False, progress=False)).score(sentences[-1:])[0]
+        m: masked.from_spec(folder, {"method": m}, LoadSettings("hf-masked", RunOptions(device="cpu", cache=False, progress=False))).score(sentences[-1:])[0]
         for m in ("pll", "pll-word-l2r", "pll-whole-word")
     }
     assert len({round(v, 6) for v in values.values()}) == 3

@@ -18,6 +18,7 @@ from contstim_bench import cli  # noqa: E402
 from contstim_bench.data import safe_pickle, sources  # noqa: E402
 from contstim_bench.scoring import kneser_ney as kn  # noqa: E402
 from contstim_bench.scoring.base import LoadSettings, ScoreCache  # noqa: E402
+from contstim_bench.scoring.run_options import RunOptions
 from contstim_bench.scoring.ngram import NgramScorer, from_spec  # noqa: E402
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
 
@@ -206,16 +207,16 @@ def test_cache_and_fingerprint(trained, tmp_path):
     b = NgramScorer(trained[1], cache=cache)
     assert np.array_equal(b.score(["It seems like that studio just gets it"]), first[:1])
     assert b.n_model_sentences == 0
-    assert from_spec(str(trained[1]), {"eos": "0"}, LoadSettings("kenlm", cache=False)).fingerprint() != a.fingerprint()
+    assert from_spec(str(trained[1]), {"eos": "0"}, LoadSettings("kenlm", RunOptions(cache=False))).fingerprint() != a.fingerprint()
 
 
 def test_errors(tmp_path, trained):
     with pytest.raises(FileNotFoundError, match="nope.arpa"):
         NgramScorer(tmp_path / "nope.arpa", cache=False)
     with pytest.raises(ValueError, match="unknown kenlm option"):
-        from_spec(str(trained[1]), {"order": "3"}, LoadSettings("kenlm", cache=False))
+        from_spec(str(trained[1]), {"order": "3"}, LoadSettings("kenlm", RunOptions(cache=False)))
     with pytest.raises(ValueError, match="bos='maybe'"):
-        from_spec(str(trained[1]), {"bos": "maybe"}, LoadSettings("kenlm", cache=False))
+        from_spec(str(trained[1]), {"bos": "maybe"}, LoadSettings("kenlm", RunOptions(cache=False)))
     bad = _write(tmp_path / "bad.arpa", "not an arpa file\n")
     with pytest.raises(ValueError, match="bad.arpa"):
         NgramScorer(bad, cache=False)

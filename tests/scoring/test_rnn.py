@@ -16,6 +16,7 @@ from contstim_bench import cli
 from contstim_bench.data import sources
 from contstim_bench.scoring import kneser_ney as kn
 from contstim_bench.scoring.base import LoadSettings
+from contstim_bench.scoring.run_options import RunOptions
 from contstim_bench.scoring import rnn
 from contstim_bench.scoring.base import ScoreCache
 from contstim_bench.data.build_contstim import POOL_SYNTHESIS
@@ -132,10 +133,10 @@ def test_sweep_equals_one_by_one(trained, sentences):
 def test_cache(trained, tmp_path):
     _, folder = trained
     cache = ScoreCache(tmp_path / "s.sqlite")
-    a = rnn.from_spec(str(folder), {}, LoadSettings(trained[0].model.config.kind, device="cpu", cache=cache, progress=False))
+    a = rnn.from_spec(str(folder), {}, LoadSettings(trained[0].model.config.kind, RunOptions(device="cpu", cache=cache, progress=False)))
     first = a.score(["the cat", "the cat", "a dog"])
     assert a.n_model_sentences == 2 and first[0] == first[1]
-    b = rnn.from_spec(str(folder), {}, LoadSettings(trained[0].model.config.kind, device="cpu", cache=cache, progress=False))
+    b = rnn.from_spec(str(folder), {}, LoadSettings(trained[0].model.config.kind, RunOptions(device="cpu", cache=cache, progress=False)))
     assert np.array_equal(b.score(["a dog", "the cat"]), first[[2, 0]]) and b.n_model_sentences == 0
 
 
@@ -144,11 +145,11 @@ def test_errors(trained, tmp_path):
     kind = result.model.config.kind
     wrong = "lstm" if kind == "rnn" else "rnn"
     with pytest.raises(ValueError, match=f"is a {kind} checkpoint"):
-        rnn.from_spec(str(folder), {}, LoadSettings(wrong, cache=False))
+        rnn.from_spec(str(folder), {}, LoadSettings(wrong, RunOptions(cache=False)))
     with pytest.raises(ValueError, match="unknown .* option"):
-        rnn.from_spec(str(folder), {"layers": "2"}, LoadSettings(kind, cache=False))
+        rnn.from_spec(str(folder), {"layers": "2"}, LoadSettings(kind, RunOptions(cache=False)))
     with pytest.raises(FileNotFoundError, match="nowhere"):
-        rnn.from_spec(str(tmp_path / "nowhere"), {}, LoadSettings(kind, cache=False))
+        rnn.from_spec(str(tmp_path / "nowhere"), {}, LoadSettings(kind, RunOptions(cache=False)))
     broken = tmp_path / "broken"
     broken.mkdir()
     for name in ("vocab.json", "config.json"):
@@ -185,7 +186,7 @@ def test_train_cli(tmp_path, sentences, capsys):
     assert "wrote" in capsys.readouterr().out
     config = json.loads((out / "config.json").read_text())
     assert config["kind"] == "lstm" and config["training"]["steps"] == 6 and config["training"]["corpus"] == str(corpus)
-    scorer = rnn.from_spec(str(out), {}, LoadSettings("lstm", device="cpu", cache=False, progress=False))
+    scorer = rnn.from_spec(str(out), {}, LoadSettings("lstm", RunOptions(device="cpu", cache=False, progress=False)))
     value = scorer.score([" ".join(sentences[0])])[0]
     assert value == pytest.approx(naive_logprob(out, " ".join(sentences[0])), abs=2e-4)
     assert cli.main(["train", "rnn", "--corpus", str(tmp_path / "missing.txt"), "--output", str(out)]) == 1

@@ -289,7 +289,7 @@ def test_models_load_through_the_driver():
     assert problems == [], "\n".join(problems)
 
 
-LOADING = {"load_scorer", "load_with_options", "from_spec", "ScoringContext"}
+LOADING = {"load_scorer", "from_spec", "LoadSettings"}
 """What builds a scorer from a spec (the registry and the families' factories); a family's
 classes and constants (``isinstance`` checks, ``METHODS``) do not load anything."""
 
@@ -314,7 +314,7 @@ BUILT_OUTSIDE_SCORING = {
 
 
 def test_scorers_are_built_by_the_registry():
-    """A model's scorer is built by the registry from a spec (``load_with_options``), nowhere else:
+    """A model's scorer is built by the registry from a spec (``load_scorer``), nowhere else:
     no benchmark, door or report constructs ``CausalScorer(...)`` or any other scorer class itself
     (it would skip the run options: threads, device, the token budget, the cache)."""
     trees = sources(".")
