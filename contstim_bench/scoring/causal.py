@@ -25,7 +25,10 @@ Spec options: ``start=<token>``; ``revision=<branch, tag or commit>`` of a Hub i
 the resolved commit in the scorer's description, hence in ``model.revision`` of a result; a
 local folder has no revision transformers checks, so it is refused unless the folder is a Hub
 cache snapshot of that commit); ``device_map=auto|balanced|sequential|<device>`` to spread a
-model larger than one device over the GPUs and the CPU, with ``max_memory=0:20GiB,cpu:60GiB``.
+model larger than one device over the GPUs and the CPU, with ``max_memory=0:20GiB,cpu:60GiB``;
+``layout=auto|padded``: ``auto`` (default) packs when the model keeps packed rows apart,
+``padded`` never packs (the two agree to float rounding: :meth:`CausalScorer.with_layout`, which
+``bench/causal.py`` times and compares them by).
 
 For the synthetic-sentence search the scorer also offers :meth:`CausalScorer.sweep` (the
 sentence with each candidate word at one position, the shared prefix computed once and its
@@ -47,7 +50,7 @@ from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, S
 from .causal_bounds import tile_cache
 from .causal_prefix import SharedPrefixScoring
 from .lockstep import ForwardRequest, Lockstep, run_alone
-from .packing import MIN_TOKEN_ROWS
+from .packing import replicas
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
 from .spec import format_spec
 from .hf_loading import (
@@ -63,9 +66,12 @@ from .hf_loading import (
     snapshot_commit,
 )
 
-OPTION_KEYS = frozenset({"start", "revision", "device_map", "max_memory"})
+OPTION_KEYS = frozenset({"start", "revision", "device_map", "max_memory", "layout"})
+LAYOUTS = ("auto", "padded")
+"""How sentences and continuations are laid out in a forward pass: ``auto`` packs them into rows
+(:mod:`.packing`) when the model keeps packed rows apart (:attr:`CausalScorer.packs`), ``padded``
+right-pads them always."""
 DEFAULT_BATCH_SIZE = 32
-_MIN_ROWS = MIN_TOKEN_ROWS  # see CausalScorer._forward
 
 
 class CausalScorer(SharedPrefixScoring, Scorer):
@@ -89,9 +95,13 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         device_map: str | None = None,
         max_memory: dict | None = None,
         max_tokens_per_batch: int | None = None,
+        layout: str = "auto",
     ):
         super().__init__(cache=cache, progress=progress)
         import torch
+
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
 
         self.folder = causal_folder(str(model_path), revision)
         self.name = name or str(model_path)
@@ -113,6 +123,8 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         self._model = None  # loaded on first use: a run served from the cache never loads it
         self._cache_name = "past_key_values"  # the model's name for a key/value cache, set on loading
         self._tokenizer = None
+        self._start_id: int | None = None  # resolved with the tokenizer (_load_tokenizer)
+        self._pad_id: int | None = None
         #: the start token recorded by the folder's conversion marker (read only when none is given)
         recorded = recorded_start_token(self.folder) if start is None else None
         self.start_token = start if start is not None else recorded
@@ -124,7 +136,15 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         # token: the checks and the tokenizer (about 2 CPU-s of imports, Gemma-3's tokenizer 4 more)
         # wait for the first sentence that is not in the score cache (the identity needs neither),
         # so that a run served from the cache loads no tokenizer; they raise the same errors then
-        self._packs: bool | None = None  # whether the model keeps packed rows apart (checked on loading)
+        self.layout = layout
+        #: whether rows are packed: False for the padded layout, else checked on the loaded model
+        self._packs: bool | None = False if layout == "padded" else None
+        #: (key/value cache, next-token log-softmax) of the start token alone (_start_state)
+        self._start: tuple | None = None
+        #: prefix (token ids) -> its kept state, most recently used last (_fixed_prefix_state)
+        self._fixed_prefix_states: dict[tuple[int, ...], dict] = {}
+        #: values computed by the synthetic search's methods (evaluation_counts)
+        self._fixed_counts: dict[str, int] = {"sweep": 0, "next_word": 0, "bounded": 0}
         self._fingerprint: str | None = None
         self._context: int | None = None
         self._torch = torch
@@ -276,12 +296,12 @@ class CausalScorer(SharedPrefixScoring, Scorer):
 
         CPU BLAS kernels switch algorithm for matrices of fewer than a few rows, and models with
         massive activations on the start token (SmolLM2: ~2e4) then round differently by up to
-        ~1e-4 nats.  A batch of fewer than ``_MIN_ROWS`` token rows is therefore replicated to at
+        ~1e-4 nats.  A batch of fewer than ``MIN_TOKEN_ROWS`` token rows is therefore replicated to at
         least that many rows and the first copy returned, so that every forward pass uses the
         same kernels and scores do not depend on how sentences were batched.
         """
         n = ids.shape[0]
-        reps = -(-_MIN_ROWS // ids.numel()) if ids.numel() < _MIN_ROWS else 1
+        reps = replicas(ids.numel())
         if reps > 1:
             ids = ids.repeat(reps, 1)
             mask = mask.repeat(reps, 1)
@@ -314,11 +334,31 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         mergeable = (self.packs and self._packing_window() is None
                      and self.model.dtype in (torch.float32, torch.float64))
         self._start_state()
-        view = copy.copy(self)
-        for kept in ("_fixed_prefix_states", "_fixed_counts"):
-            view.__dict__.pop(kept, None)
-        view._alone = 0
+        view = self._view()
+        view._start = self._start
         view._lockstep = lockstep if mergeable else None
+        return view
+
+    def _view(self) -> "CausalScorer":
+        """A copy sharing the model, tokenizer and score cache, with its own kept prefix states and
+        evaluation counts, no start state and no lockstep."""
+        view = copy.copy(self)
+        view._start = None
+        view._fixed_prefix_states = {}
+        view._fixed_counts = {"sweep": 0, "next_word": 0, "bounded": 0}
+        view._alone = 0
+        view._lockstep = None
+        return view
+
+    def with_layout(self, layout: str) -> "CausalScorer":
+        """A view of this scorer (the same model, tokenizer and score cache) that lays its rows out
+        as ``layout`` says (:data:`LAYOUTS`; the spec option ``layout=``), its start token's state
+        computed again for the model as it is then (e.g. after ``model.double()``)."""
+        if layout not in LAYOUTS:
+            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        view = self._view()
+        view.layout = layout
+        view._packs = False if layout == "padded" else (self._packs if self.layout == "auto" else None)
         return view
 
     def _token_logprobs64(self, logits, targets):
@@ -424,7 +464,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
 
 
 def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> CausalScorer:
-    """Factory of ``hf-causal:<target>?start=<token>&revision=<rev>&device_map=auto&max_memory=...``
+    """Factory of ``hf-causal:<target>?start=<token>&revision=<rev>&device_map=auto&max_memory=...&layout=padded``
     (target: Hub id, folder or short name)."""
     from . import offline
 
@@ -444,5 +484,5 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Causa
         path, start=start, device=load.options.device, dtype=load.options.dtype, batch_size=load.options.batch_size, cache=load.options.cache,
         progress=load.options.progress, spec=spec, name=name, revision=options.get("revision"),
         device_map=options.get("device_map"), max_memory=parse_max_memory(options.get("max_memory")),
-        max_tokens_per_batch=load.options.max_tokens_per_batch,
+        max_tokens_per_batch=load.options.max_tokens_per_batch, layout=options.get("layout", "auto"),
     )

@@ -16,7 +16,10 @@ from .base import length_sorted_batches
 
 class PrefixBounds:
     """Upper bounds of next-word and sentence values, and decisions against a sentence
-    threshold, that score a candidate's tokens only as far as the decision needs."""
+    threshold, that score a candidate's tokens only as far as the decision needs.  Their counts
+    go to ``_fixed_counts``, declared and set by ``CausalScorer.__init__``."""
+
+    _fixed_counts: dict[str, int]
 
     def next_word_bounds(self, prefix_words: Sequence[str], candidates: Sequence[str],
                          floor: float) -> tuple[np.ndarray, np.ndarray]:
@@ -52,7 +55,7 @@ class PrefixBounds:
             values[whole] = self.prefix_next_word_logprobs(prefix_words, [cands[i] for i in whole])
         if todo:
             sums, complete = self._trie_sums(prefix, state, [conts[i] for i in todo], floor)
-            counts = self.__dict__.setdefault("_fixed_counts", {"sweep": 0, "next_word": 0})
+            counts = self._fixed_counts
             counts["next_word"] += int(complete.sum())
             for i, v, ok in zip(todo, sums, complete):
                 values[i] = v
@@ -182,8 +185,8 @@ class PrefixBounds:
                 out[i] = 1.0 if known - wide >= need else np.nan
             else:
                 todo.append(i)
-        counts = self.__dict__.setdefault("_fixed_counts", {"sweep": 0, "next_word": 0})
-        counts["bounded"] = counts.get("bounded", 0) + len(todo)
+        counts = self._fixed_counts
+        counts["bounded"] += len(todo)
         for batch in length_sorted_batches([len(conts[i]) for i in todo], max(self.batch_size, self.DECISION_ROWS)):
             rows = [todo[b] for b in batch]
             out[rows] = self._chunked_decisions(prefix, state, [conts[i] for i in rows], need, margin, chunk)

@@ -25,13 +25,17 @@ from collections.abc import Sequence
 import numpy as np
 
 from .base import length_sorted_batches
-from .packing import MIN_TOKEN_ROWS as _MIN_ROWS, PACK_WIDTH, pack_rows, prefix_mask
+from .packing import PACK_WIDTH, pack_rows, prefix_mask, replicas
 from .causal_bounds import PrefixBounds, cache_batch, candidate_words as _candidate_words, check_words as _check_words
 
 
 class SharedPrefixScoring(PrefixBounds):
     """Shared-prefix methods of :class:`.causal.CausalScorer` (see the module docstring); the
-    bounds and threshold decisions of the lazy search come from :class:`.causal_bounds.PrefixBounds`."""
+    bounds and threshold decisions of the lazy search come from :class:`.causal_bounds.PrefixBounds`.
+    The state they keep is declared and set by ``CausalScorer.__init__``."""
+
+    _start: tuple | None
+    _fixed_prefix_states: dict
 
     def _prefix_state(self, prefix: list[int]):
         """Run ``prefix`` once: (sum of its log-probs after the start token, cache, last logits)."""
@@ -169,7 +173,7 @@ class SharedPrefixScoring(PrefixBounds):
         segments = torch.tensor(rows.segments, dtype=torch.long, device=self.device)
         mask = prefix_mask(segments, plen, model.dtype)
         n = ids.shape[0]
-        reps = -(-_MIN_ROWS // ids.numel()) if ids.numel() < _MIN_ROWS else 1  # as _forward does
+        reps = replicas(ids.numel())  # as _forward does
         if reps > 1:
             ids, positions, mask = ids.repeat(reps, 1), positions.repeat(reps, 1), mask.repeat(reps, 1, 1, 1)
         batch_cache = copy.deepcopy(cache)
@@ -201,7 +205,7 @@ class SharedPrefixScoring(PrefixBounds):
         """(key/value cache, next-token log-softmax) of the start token alone, computed once:
         the part every sentence shares.  The log-softmax is float64 for bfloat16/float16
         weights (sentence scores are read out in float64 there)."""
-        if self.__dict__.get("_start") is None:
+        if self._start is None:
             torch = self._torch
             with torch.inference_mode():
                 _, cache, last = self._prefix_state([self.start_id])
@@ -383,8 +387,7 @@ class SharedPrefixScoring(PrefixBounds):
         token), ``next_word`` and ``sweep`` (values computed so far: text -> nats), ``split``
         (token ids of texts after the prefix), ``chain`` (partial sums of :meth:`sweep_at_least`:
         the first tokens after the prefix -> the sum of their log-probabilities)."""
-        # kept on the instance, created on first use (the scorer's __init__ is causal.py's)
-        states = self.__dict__.setdefault("_fixed_prefix_states", {})
+        states = self._fixed_prefix_states
         if prefix in states:
             states[prefix] = states.pop(prefix)  # most recently used last
             return states[prefix]
@@ -441,7 +444,7 @@ class SharedPrefixScoring(PrefixBounds):
         state = self._fixed_prefix_state(prefix)
         memo = state[table]
         todo = list(dict.fromkeys(t for t in texts if t not in memo))
-        counts = self.__dict__.setdefault("_fixed_counts", {"sweep": 0, "next_word": 0})
+        counts = self._fixed_counts
         counts[table] += len(todo)
         if todo:
             conts = self._split(prefix, todo)
@@ -459,9 +462,7 @@ class SharedPrefixScoring(PrefixBounds):
         """Values computed so far by :meth:`prefix_sweep` (``sweep``) and
         :meth:`prefix_next_word_logprobs` (``next_word``), and sentences :meth:`sweep_at_least`
         ran (``bounded``); kept values are not counted again."""
-        counts = {"sweep": 0, "next_word": 0, "bounded": 0}
-        counts.update(self.__dict__.get("_fixed_counts", {}))
-        return counts
+        return dict(self._fixed_counts)
 
     @staticmethod
     def _sentences(words: Sequence[str], position: int, cands: list[str]) -> list[str]:

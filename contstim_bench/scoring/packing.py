@@ -40,6 +40,14 @@ PACK_WIDTH = 64
 MIN_TOKEN_ROWS = 8
 
 
+def replicas(tokens: int) -> int:
+    """How many copies of a forward pass of ``tokens`` token positions are run together so that it
+    feeds at least :data:`MIN_TOKEN_ROWS` (CPU kernels switch algorithm below a few rows, and a
+    model with massive activations then rounds differently: ``CausalScorer._forward``); 1 when it
+    feeds that many already.  The one small-batch rule of every causal forward pass."""
+    return -(-MIN_TOKEN_ROWS // tokens) if tokens < MIN_TOKEN_ROWS else 1
+
+
 @dataclass(frozen=True)
 class PackedRows:
     """Sequences packed into rows: ``ids``, ``positions`` and ``segments`` are (rows, width)

@@ -153,8 +153,7 @@ def test_a_model_that_cannot_merge_runs_its_passes_alone(tmp_path):
     gpt2 = CausalScorer(save_tiny_gpt2(tmp_path / "gpt2"), dtype="float64", cache=False, progress=False)
     lockstep = Lockstep(workers=2)
     assert gpt2.lockstep_view(lockstep)._lockstep is lockstep
-    gpt2._packs = False
-    assert gpt2.lockstep_view(lockstep)._lockstep is None
+    assert gpt2.with_layout("padded").lockstep_view(lockstep)._lockstep is None
     half = CausalScorer(save_tiny_gpt2(tmp_path / "gpt2-bf16"), dtype="bfloat16", cache=False, progress=False)
     assert half.packs and half.lockstep_view(lockstep)._lockstep is None  # 16 bits round too coarsely to merge
 

@@ -86,8 +86,8 @@ def test_packed_equals_padded(folders, kind):
     for dtype, atol in (("float64", 1e-10), ("float32", 1e-4)):
         packed = CausalScorer(folders[kind], cache=False, progress=False, batch_size=4, dtype=dtype)
         assert packed.packs
-        padded = CausalScorer(folders[kind], cache=False, progress=False, batch_size=4, dtype=dtype)
-        padded._packs = False
+        padded = CausalScorer(folders[kind], cache=False, progress=False, batch_size=4, dtype=dtype, layout="padded")
+        assert not padded.packs
         a, b = packed.score(SENTENCES), padded.score(SENTENCES)
         np.testing.assert_allclose(a, b, atol=atol, rtol=0)
         tokens = packed.token_logprobs(SENTENCES[3])
@@ -103,8 +103,7 @@ def test_positions_fed_by_a_batch_of_continuations(folders):
                                                        width=PACK_WIDTH, offset=1).fed == 8
     assert scorer.positions_fed(1, [[5, 6, 7], [8, 9, 10]]) == 4  # one length: padded, as packed
     assert scorer.positions_fed(1, [[5], [6]]) == 0  # single tokens: read from the prefix's logits
-    scorer._packs = False
-    assert scorer.positions_fed(1, mixed) == 3 * 5
+    assert scorer.with_layout("padded").positions_fed(1, mixed) == 3 * 5
 
 
 class _Leaky(torch.nn.Module):
@@ -135,9 +134,9 @@ def test_a_model_that_lets_packed_rows_leak_is_scored_padded(folders):
     leaky._model = _Leaky(honest.model)
     leaky._cache_name = honest._cache_name  # the name the wrapped forward takes its cache by
     assert honest.packs and not leaky.packs
-    honest._packs = False
+    honest = honest.with_layout("padded")
     np.testing.assert_array_equal(leaky.score(SENTENCES), honest.score(SENTENCES))
-    # forced to pack anyway, the leak shows: that is what the check is for
+    # forced to pack anyway (white-box: no option packs without the check), the leak shows: that is what the check is for
     leaky._packs = True
     forced = leaky.score(SENTENCES)
     assert np.abs(forced - honest.score(SENTENCES)).max() > 1e-3
@@ -154,10 +153,22 @@ def test_smollm2_packed_equals_padded_on_real_stimuli(smollm2):
     sents = sorted(str(s) for s in probs["gpt2"])[::35][:64]
     assert smollm2.packs
     a = smollm2.score(sents)
-    smollm2._packs = False
-    try:
-        b = smollm2.score(sents)
-    finally:
-        smollm2._packs = True
+    b = smollm2.with_layout("padded").score(sents)
     np.testing.assert_allclose(a, b, atol=1e-4, rtol=0)
     assert np.all(a < 0)
+
+
+def test_the_layout_is_a_spec_option(folders):
+    """``?layout=padded`` (and :meth:`CausalScorer.with_layout`, which bench/causal.py uses) scores
+    padded, with the packed values to float64 rounding; an unknown layout is named."""
+    from contstim_bench.scoring.registry import load_scorer
+
+    auto = load_scorer(f"hf-causal:{folders['llama']}", cache=False, progress=False, dtype="float64")
+    padded = load_scorer(f"hf-causal:{folders['llama']}?layout=padded", cache=False, progress=False, dtype="float64")
+    assert auto.packs and not padded.packs and padded.layout == "padded"
+    np.testing.assert_allclose(auto.score(SENTENCES), padded.score(SENTENCES), atol=1e-10, rtol=0)
+    view = auto.with_layout("padded")
+    assert not view.packs and auto.packs and view.model is auto.model
+    assert view.with_layout("auto").packs
+    with pytest.raises(ValueError, match="layout must be one of auto, padded, got 'tight'"):
+        load_scorer(f"hf-causal:{folders['llama']}?layout=tight", cache=False)

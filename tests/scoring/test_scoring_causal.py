@@ -170,9 +170,8 @@ def test_shared_prefix_feeds_every_token_but_the_last(tiny_dir, monkeypatch):
     words = "We went to the store".split()
     cands = ["park", "store", "children", "bread", "a", "milk", "morning", "train"]
     for packed in (True, False):
-        s = CausalScorer(tiny_dir, cache=False, progress=False, dtype="float64")
-        assert s.packs  # the tiny Llama keeps packed rows apart
-        s._packs = packed
+        s = CausalScorer(tiny_dir, cache=False, progress=False, dtype="float64", layout="auto" if packed else "padded")
+        assert s.packs == packed  # the tiny Llama keeps packed rows apart: auto packs
         prefix = s.encode([" ".join(words[:4])])[0]
         conts = [s.encode([" ".join(words[:4] + [c])])[0][len(prefix):] for c in cands]
         assert {len(c) for c in conts} - {1} and 1 in {len(c) for c in conts}  # both kinds present
