@@ -49,7 +49,8 @@ import numpy as np
 from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer, validate_sentences
 from .causal_bounds import tile_cache
 from .causal_prefix import SharedPrefixScoring
-from .lockstep import ForwardRequest, Lockstep, run_alone
+from .lockstep import Lockstep
+from .merged_passes import ForwardRequest, run_alone
 from .packing import replicas
 from .devices import describe_device_dtype, resolve_device, resolve_dtype, set_token_budget
 from .spec import format_spec

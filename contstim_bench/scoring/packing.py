@@ -79,10 +79,10 @@ def pack_rows(seqs: list[list[int]], pad_id: int, width: int = PACK_WIDTH, offse
     lengths = [len(seqs[k]) for k in order]
     cap = max(int(width), longest)
     # first-fit at the full width, then as narrow as the same number of rows allows
-    first = _first_fit(seqs, order, cap)
+    first = first_fit([len(q) for q in seqs], order, cap)
     total = sum(lengths)
     for narrow in range(max(longest, -(-total // len(first))), cap):
-        tried = _first_fit(seqs, order, narrow)
+        tried = first_fit([len(q) for q in seqs], order, narrow)
         if len(tried) == len(first):
             first = tried
             break
@@ -144,13 +144,16 @@ def _next_fit(order: list[int], lengths: list[int], cap: int) -> list[list[int]]
     return rows
 
 
-def _first_fit(seqs: list[list[int]], order: list[int], cap: int) -> list[list[int]]:
-    """Indices of ``seqs`` (taken in ``order``) into rows of at most ``cap`` positions, each
-    into the first row with room."""
+def first_fit(lengths: list[int], order: list[int], cap: int) -> list[list[int]]:
+    """Indices into ``lengths`` (taken in ``order``) placed in rows of at most ``cap`` positions,
+    each into the first row with room (a new row when none has: a length over ``cap`` gets a row
+    of its own).  The one row placement of the package: :func:`pack_rows` places sequences after a
+    shared prefix with it, and a lockstep's merged pass places the rows of several requests
+    (:mod:`.merged_passes`)."""
     rows: list[list[int]] = []
     free: list[int] = []
     for k in order:
-        n = len(seqs[k])
+        n = lengths[k]
         for r, room in enumerate(free):
             if room >= n:
                 rows[r].append(k)
@@ -162,18 +165,26 @@ def _first_fit(seqs: list[list[int]], order: list[int], cap: int) -> list[list[i
     return rows
 
 
+def additive_mask(allowed, dtype):
+    """The additive 4-D attention mask (rows, 1, width, keys) of ``allowed`` (rows, width, keys:
+    True where a position may attend to a key): 0 there, the dtype's lowest value elsewhere.  A
+    4-D mask is handed to the attention as it is (transformers' ``masking_utils`` builds none),
+    which SDPA and eager attention both add to the scores."""
+    import torch
+
+    mask = torch.zeros(allowed.shape, dtype=dtype, device=allowed.device)
+    return mask.masked_fill_(~allowed, torch.finfo(dtype).min)[:, None]
+
+
 def prefix_mask(segments, prefix_length: int, dtype):
     """Additive 4-D attention mask (rows, 1, width, prefix_length + width) of packed rows after a
     shared key/value prefix: every position sees the whole prefix, and the earlier positions of
-    its own segment; 0 where it attends, the dtype's lowest value elsewhere.  ``segments``: a
-    (rows, width) long tensor (:attr:`PackedRows.segments`).  A 4-D mask is handed to the
-    attention as it is (transformers' ``masking_utils`` builds none), which SDPA and eager
-    attention both add to the scores."""
+    its own segment (:func:`additive_mask`).  ``segments``: a (rows, width) long tensor
+    (:attr:`PackedRows.segments`)."""
     import torch
 
     rows, width = segments.shape
     causal = torch.ones((width, width), dtype=torch.bool, device=segments.device).tril()
     same = (segments[:, :, None] == segments[:, None, :]) & causal
     seen = torch.cat([torch.ones((rows, width, prefix_length), dtype=torch.bool, device=segments.device), same], -1)
-    mask = torch.zeros(seen.shape, dtype=dtype, device=segments.device)
-    return mask.masked_fill_(~seen, torch.finfo(dtype).min)[:, None]
+    return additive_mask(seen, dtype)

@@ -1,4 +1,4 @@
-"""Searches in lockstep (scoring/lockstep.py): the forward passes of several tasks merged into one
+"""Searches in lockstep (scoring/lockstep.py, its passes merged by scoring/merged_passes.py): the forward passes of several tasks merged into one
 per round give each task the values of its own passes (a tiny Llama in float64: to rounding),
 canonical scores run alone (bit for bit), tasks take turns deterministically, and a failing task
 stops the others and is raised with its own error."""
@@ -11,9 +11,8 @@ torch = pytest.importorskip("torch")
 pytest.importorskip("transformers")
 
 from contstim_bench.scoring.causal import CausalScorer  # noqa: E402
-from contstim_bench.scoring.lockstep import (  # noqa: E402
-    ForwardRequest, Lockstep, LockstepAborted, merge_groups, run_alone, run_merged,
-)
+from contstim_bench.scoring.lockstep import Lockstep, LockstepAborted  # noqa: E402
+from contstim_bench.scoring.merged_passes import ForwardRequest, merge_groups, run_alone, run_merged  # noqa: E402
 from contstim_bench.scoring.packing import pack_rows, prefix_mask  # noqa: E402
 
 from tiny_causal import SENTENCES, save_tiny_gpt2, save_tiny_llama  # noqa: E402

@@ -8,8 +8,8 @@ import ast
 from test_house_claims import (
     BUILT_OUTSIDE_SCORING, EVALUATES, FAMILY_MODULES, OTHER_COLON_TEXTS, STATISTICS,
     alpha_definitions, called, colon_splits, evaluating_functions, experiment_tests, hand_means,
-    imported, knows_processes, loops_over, module_name, scorer_classes, sources, spec_splits,
-    star_returns)
+    imported, knows_processes, loops_over, mask_builders, module_name, scorer_classes, sources,
+    spec_splits, star_returns)
 
 
 def test_the_checks_catch_what_they_are_for():
@@ -82,3 +82,6 @@ def test_the_checks_catch_the_breaches_that_once_slipped_through():
     rank = ast.parse("import os\nrank = int(os.environ['RANK'])\n")
     assert knows_processes(rank, "benchmarks/x.py")
     assert not knows_processes(ast.parse("import os\nhome = os.environ['HOME']\n"), "benchmarks/x.py")
+    # a second mask builder beside packing.py
+    lockstep = ast.parse("mask = torch.zeros(shape, dtype=dt)\nmask.masked_fill_(~allowed, torch.finfo(dt).min)\n")
+    assert mask_builders(lockstep) == [2]

@@ -434,3 +434,17 @@ def test_one_significance_level_and_one_star_formatter():
     assert problems == [], "\n".join(problems)
     own = sources("significance.py")["significance.py"]
     assert alpha_definitions(own) and not star_returns(own)  # its marks are data (STARS), returned by one loop
+
+
+def test_one_attention_mask_builder():
+    """The 4-D attention masks of packed rows and of a lockstep's merged passes are made by
+    ``packing.additive_mask`` alone (the lockstep once built its own beside ``packing.py``): no
+    other module asks ``torch.finfo`` for the lowest value a mask adds."""
+    problems = [f"{path}:{line}" for path, tree in sources(".").items() if path != "scoring/packing.py"
+                for line in mask_builders(tree)]
+    assert problems == [], "\n".join(problems)
+
+
+def mask_builders(tree: ast.AST) -> list[int]:
+    """Lines of ``tree`` that read ``finfo`` (``torch.finfo(dtype).min``: what an additive mask fills)."""
+    return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "finfo"]
