@@ -133,12 +133,13 @@ class RunPlan:
 
 def plan_run(output: str | os.PathLike, models: str | Sequence[str] | None, start_sentences: int, *,
              pool: str | None = None, vocabulary: str | None = None, seed: int = 0,
-             settings: SearchSettings | None = None, device: str | None = None, dtype: str | None = None,
+             settings: SearchSettings | None = None, options: RunOptions = RunOptions(),
              datasets_dir: str | os.PathLike | None = None, vocabulary_size: int | None = None,
              candidates: str | Sequence[str] | None = None,
              references: str | Sequence[str] | None = None) -> RunPlan:
     """Resolve the run's inputs (models and the pairs they form, start sentences, vocabulary)
-    and its ``run.json`` record.  ``models``: every pair; or ``candidates`` x ``references``
+    and its ``run.json`` record (which records ``options``' device and dtype, so that a resume
+    with other weights is refused).  ``models``: every pair; or ``candidates`` x ``references``
     (:func:`.pairing.pairing`).  ValueError for a model that cannot score new sentences.
     ``vocabulary_size``: only the N most frequent words of each vocabulary list, the function
     words kept (:func:`contstim_bench.generate.inputs.load_vocabulary`)."""
@@ -167,8 +168,8 @@ def plan_run(output: str | os.PathLike, models: str | Sequence[str] | None, star
         "function_words": sorted(fw),
         "seed": int(seed),
         "settings": settings.to_dict(),
-        "device": device,
-        "dtype": dtype,
+        "device": options.device,
+        "dtype": options.dtype,
         **chosen.record(),
     }
     return RunPlan(Path(output), entries, starts, vocab, fw, int(seed), settings, record, datasets_dir,
@@ -334,13 +335,18 @@ def run(plan: RunPlan, *, options: RunOptions = RunOptions(), loader=None,
         lockstep: int = DEFAULT_WORKERS) -> Path | None:
     """Run (or resume) ``plan`` on this process's shard; process 0 writes the triplet dataset and
     returns its folder (other processes return None).  ``options``: how the models run, with the
-    plan's recorded device and dtype (``progress``: the jobs' bar; the models draw none);
+    device the launch gives this process when it names none (``progress``: the jobs' bar; the
+    models draw none), the device and dtype the plan records (ValueError otherwise; a resume with
+    other ones than ``run.json`` records is refused);
     ``loader``: spec -> scorer (default:
     :func:`contstim_bench.scoring.registry.load_scorer` with those options);
     ``lockstep``: searches run at once, sharing causal-LM forward passes (1: one job at a time;
     the triplets are the same)."""
     if isinstance(lockstep, bool) or not isinstance(lockstep, int) or lockstep < 1:
         raise ValueError(f"lockstep must be a positive number of searches, got {lockstep!r}")
+    if (options.device, options.dtype) != (plan.record["device"], plan.record["dtype"]):
+        raise ValueError(f"the run options (device {options.device!r}, dtype {options.dtype!r}) are not the ones the plan "
+                         f"records (device {plan.record['device']!r}, dtype {plan.record['dtype']!r}): plan_run with them")
     from ..progress import interactive, progress_bar
     from ..scoring.parallel import launch_line, launch_state, single_process_note
 
@@ -365,13 +371,13 @@ def run(plan: RunPlan, *, options: RunOptions = RunOptions(), loader=None,
     if state.num_processes > 1 or single_process_note():  # each process of a launch says which jobs it runs
         print(launch_line(state.process_index, state.num_processes, share, len(jobs)), file=sys.stderr)
     todo = [job for job in mine if not (jobs_dir / f"{job.key}.json").exists()]
-    device = plan.record["device"]
+    device = options.device
     if device is None and state.device.type != "cpu":
         device = str(state.device)
     if loader is None:
         from contstim_bench.scoring.registry import load_scorer
 
-        model_options = replace(options, device=device, dtype=plan.record["dtype"], progress=False)
+        model_options = replace(options, device=device, progress=False)
 
         def loader(spec: str):
             return load_scorer(spec, model_options, datasets_dir=plan.datasets_dir)
@@ -456,7 +462,7 @@ def synthesize(output: str | os.PathLike, models: str | Sequence[str] | None, st
     from .triplet_table import read_triplets
 
     plan = plan_run(output, models, start_sentences, pool=pool, vocabulary=vocabulary, seed=seed,
-                    settings=settings, device=options.device, dtype=options.dtype, datasets_dir=datasets_dir,
+                    settings=settings, options=options, datasets_dir=datasets_dir,
                     vocabulary_size=vocabulary_size, candidates=candidates, references=references)
     folder = run(plan, options=options, lockstep=lockstep)
     if folder is None:

@@ -131,6 +131,9 @@ def test_resume_with_different_arguments_is_refused(setup, capsys):
     assert generate_main([*args, "--output", str(setup["reference"])]) == 1
     err = capsys.readouterr().err
     assert "different arguments" in err and "seed: was 5, now 6" in err
+    # the weights' dtype is part of the run: a resume in another one is refused, from the options given
+    assert generate_main([*setup["args"], "--dtype", "float64", "--output", str(setup["reference"])]) == 1
+    assert 'dtype: was null, now "float64"' in capsys.readouterr().err
 
 
 def test_a_launch_that_does_not_split_says_so(monkeypatch):
