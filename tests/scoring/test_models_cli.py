@@ -70,7 +70,7 @@ def test_the_listing_names_every_family_with_its_options(caches, tmp_path, capsy
     got = json.loads(_listing(capsys, "--json", "--datasets", str(tmp_path / "none")))
     families = {f["family"]: f for f in got["families"]}
     assert list(families) == list(FAMILIES)
-    assert families["hf-causal"]["options"] == ["device_map", "max_memory", "revision", "start"] == sorted(causal.OPTION_KEYS)
+    assert families["hf-causal"]["options"] == ["device_map", "layout", "max_memory", "revision", "start"] == sorted(causal.OPTION_KEYS)
     assert families["hf-masked"]["options"] == sorted(masked.OPTIONS)
     assert families["kenlm"]["options"] == ["bos", "eos"] == sorted(ngram.OPTION_KEYS)
     assert families["precomputed"]["options"] == ["sentences", "split"] == sorted(precomputed.OPTION_KEYS)
@@ -170,7 +170,7 @@ def test_the_listing_survives_missing_optional_dependencies(tmp_path):
         assert families[name]["available"] is False
         assert families[name]["note"] == "not installed: pip install 'contstim-bench[scoring]' (no module 'torch')"
     assert families["rnn"]["options"] == []  # rnn.py loads torch on first use, as hf-causal does: no options
-    assert families["hf-causal"]["options"] == ["device_map", "max_memory", "revision", "start"]
+    assert families["hf-causal"]["options"] == ["device_map", "layout", "max_memory", "revision", "start"]
     assert families["precomputed"]["available"] is True
 
 

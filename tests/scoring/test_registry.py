@@ -79,8 +79,8 @@ def test_unknown_option_rejected_before_loading(tmp_path):
         load_scorer("precomputed:gpt2?colour=red", cache=False)
     from contstim_bench.scoring import causal
 
-    assert causal.OPTION_KEYS == {"start", "revision", "device_map", "max_memory"}
-    with pytest.raises(ValueError, match=r"'method'.*hf-causal.*accepted: device_map, max_memory, revision, start"):
+    assert causal.OPTION_KEYS == {"start", "revision", "device_map", "max_memory", "layout"}
+    with pytest.raises(ValueError, match=r"'method'.*hf-causal.*accepted: device_map, layout, max_memory, revision, start"):
         load_scorer(f"hf-causal:{tmp_path}?method=pll", cache=False)
 
 
