@@ -20,6 +20,7 @@ end run each check on a small piece of such code.
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 from contstim_bench.scoring.spec import FAMILIES
@@ -28,13 +29,20 @@ PACKAGE = Path(__file__).resolve().parents[2] / "contstim_bench"
 
 
 def sources(*folders: str) -> dict[str, ast.AST]:
-    """``{path relative to the package: tree}`` of the modules in ``folders`` (files or folders)."""
+    """``{path relative to the package: tree}`` of the modules in ``folders`` (files or folders);
+    each file parsed once per test process (:func:`parsed`: the checks only read the trees)."""
     out = {}
     for name in folders:
         path = PACKAGE / name
         for file in sorted([path] if path.suffix == ".py" else path.rglob("*.py")):
-            out[str(file.relative_to(PACKAGE))] = ast.parse(file.read_text(encoding="utf-8"))
+            out[str(file.relative_to(PACKAGE))] = parsed(file, file.stat().st_mtime_ns)
     return out
+
+
+@functools.lru_cache(maxsize=None)
+def parsed(file: Path, mtime_ns: int) -> ast.AST:
+    """The tree of ``file`` as it is at ``mtime_ns`` (a file changed since is parsed again)."""
+    return ast.parse(file.read_text(encoding="utf-8"))
 
 
 def imported(tree: ast.AST, where: str) -> list[tuple[int, str]]:
