@@ -72,6 +72,12 @@ LAYOUTS = ("auto", "padded")
 """How sentences and continuations are laid out in a forward pass: ``auto`` packs them into rows
 (:mod:`.packing`) when the model keeps packed rows apart (:attr:`CausalScorer.packs`), ``padded``
 right-pads them always."""
+
+
+def check_layout(layout: str) -> None:
+    """ValueError naming ``layout`` when it is none of :data:`LAYOUTS`."""
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
 DEFAULT_BATCH_SIZE = 32
 
 
@@ -101,8 +107,7 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         super().__init__(cache=cache, progress=progress)
         import torch
 
-        if layout not in LAYOUTS:
-            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        check_layout(layout)
 
         self.folder = causal_folder(str(model_path), revision)
         self.name = name or str(model_path)
@@ -140,12 +145,10 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         self.layout = layout
         #: whether rows are packed: False for the padded layout, else checked on the loaded model
         self._packs: bool | None = False if layout == "padded" else None
-        #: (key/value cache, next-token log-softmax) of the start token alone (_start_state)
         self._start: tuple | None = None
-        #: prefix (token ids) -> its kept state, most recently used last (_fixed_prefix_state)
         self._fixed_prefix_states: dict[tuple[int, ...], dict] = {}
-        #: values computed by the synthetic search's methods (evaluation_counts)
-        self._fixed_counts: dict[str, int] = {"sweep": 0, "next_word": 0, "bounded": 0}
+        self._fixed_counts: dict[str, int] = {}
+        self._forget_kept_state()
         self._fingerprint: str | None = None
         self._context: int | None = None
         self._torch = torch
@@ -344,19 +347,24 @@ class CausalScorer(SharedPrefixScoring, Scorer):
         """A copy sharing the model, tokenizer and score cache, with its own kept prefix states and
         evaluation counts, no start state and no lockstep."""
         view = copy.copy(self)
-        view._start = None
-        view._fixed_prefix_states = {}
-        view._fixed_counts = {"sweep": 0, "next_word": 0, "bounded": 0}
+        view._forget_kept_state()
         view._alone = 0
         view._lockstep = None
         return view
+
+    def _forget_kept_state(self) -> None:
+        """No start token's state (:meth:`_start_state`: its key/value cache and next-token
+        log-softmax), no kept prefix state (:meth:`_fixed_prefix_state`: prefix token ids -> state,
+        most recently used last), evaluation counts at 0 (:meth:`evaluation_counts`)."""
+        self._start = None
+        self._fixed_prefix_states = {}
+        self._fixed_counts = {"sweep": 0, "next_word": 0, "bounded": 0}
 
     def with_layout(self, layout: str) -> "CausalScorer":
         """A view of this scorer (the same model, tokenizer and score cache) that lays its rows out
         as ``layout`` says (:data:`LAYOUTS`; the spec option ``layout=``), its start token's state
         computed again for the model as it is then (e.g. after ``model.double()``)."""
-        if layout not in LAYOUTS:
-            raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
+        check_layout(layout)
         view = self._view()
         view.layout = layout
         view._packs = False if layout == "padded" else (self._packs if self.layout == "auto" else None)
@@ -481,9 +489,10 @@ def from_spec(target: str, options: dict[str, str], load: LoadSettings) -> Causa
         if start is None and recorded_start_token(path) != packaged:
             start = packaged  # else the folder's marker gives it (and the scorer defers its checks)
     spec = format_spec(load.kind, target, options)
+    run = load.options
     return CausalScorer(
-        path, start=start, device=load.options.device, dtype=load.options.dtype, batch_size=load.options.batch_size, cache=load.options.cache,
-        progress=load.options.progress, spec=spec, name=name, revision=options.get("revision"),
+        path, start=start, device=run.device, dtype=run.dtype, batch_size=run.batch_size, cache=run.cache,
+        progress=run.progress, spec=spec, name=name, revision=options.get("revision"),
         device_map=options.get("device_map"), max_memory=parse_max_memory(options.get("max_memory")),
-        max_tokens_per_batch=load.options.max_tokens_per_batch, layout=options.get("layout", "auto"),
+        max_tokens_per_batch=run.max_tokens_per_batch, layout=options.get("layout", "auto"),
     )

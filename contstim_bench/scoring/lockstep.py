@@ -34,7 +34,8 @@ class Lockstep:
     (see the module docstring).  Scorers take part through views that send their passes to
     :meth:`forward` (``CausalScorer.lockstep_view``)."""
 
-    def __init__(self, workers: int = DEFAULT_WORKERS, execute: Callable[[dict[int, Any]], tuple[dict[int, Any], int]] | None = None):
+    def __init__(self, workers: int = DEFAULT_WORKERS,
+                 execute: Callable[[dict[int, Any]], tuple[dict[int, Any], int]] | None = None):
         """``execute``: a round's requests (task index -> request) -> (result or exception per
         task, forward passes run); default :func:`.merged_passes.execute`."""
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
