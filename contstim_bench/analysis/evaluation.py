@@ -47,6 +47,10 @@ model minus the other, mean over shared units), Wilcoxon ``*_p``, adjusted ``*_p
 (``model_vs_model`` family), ``*_better`` (the name with the higher mean, or ``"tie"``) and
 ``*_significant`` (adjusted p < .05);
 
+``rank``: ``{accuracy, srcs}``, the model's place among the models of the condition's panel,
+like for like (:func:`.ranking.rank_in_panel`): ``rank`` (1 = best; None when not ranked),
+``among``, ``tied``, ``group`` and ``reason`` (why not ranked, or None);
+
 ``bh_families``: for ``p_vs_lower_ceiling``, ``comparisons``, ``head_to_head`` and
 ``head_to_head_by_item``, the family their adjusted p-values belong to and its size (see
 :mod:`.panel`).
@@ -60,7 +64,7 @@ import pandas as pd
 
 from .accuracy import DEFAULT_TIES, tie_value
 from .inference import ALPHA, bh_adjust, paired, standard_error, wilcoxon_p
-from .ranking import degenerate_reason
+from .ranking import degenerate_reason, rank_in_panel
 from .panel import (
     FAMILY_CEILING,
     FAMILY_HEAD_TO_HEAD,
@@ -252,8 +256,10 @@ def _prepared_with_panels(
         panel = condition_panel(ev, cond, ratios)
         if panel is None:
             continue
+        blocks = {name: _panel_block(panel, name, degenerate) for name in panel.names}
         entries[cond.key] = _entry(panel, model_name, degenerate)
-        panels[cond.key] = {"models": {name: _panel_block(panel, name, degenerate) for name in panel.names}}
+        entries[cond.key]["rank"] = rank_in_panel(blocks, model_name, MEASURES, ties)
+        panels[cond.key] = {"models": blocks}
     return entries, panels
 
 

@@ -17,8 +17,8 @@ precision share the best of their ranks, written ``=N`` (:func:`rank_text`).
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
@@ -107,6 +107,24 @@ def rank_models(entries: Sequence[dict], measure: str = "accuracy",
         for i, r, v in zip(ranked, rank, values):
             out[i] = Ranked(int(r), len(ranked), values.count(v) > 1, group)
     return out  # type: ignore[return-value]
+
+
+def rank_in_panel(blocks: Mapping[str, dict], name: str, measures: Sequence[str], ties: str = DEFAULT_TIES
+                  ) -> dict[str, dict]:
+    """``{measure: Ranked as a dict}``: the place of model ``name`` among every model of a
+    condition's panel (``blocks``: name -> panel block; one ties convention, the result's), by
+    each of ``measures``, with :func:`rank_models`.  What a result's entry records as ``rank``,
+    so that no door ranks a result itself."""
+    names = list(blocks)
+    if name not in blocks:
+        raise ValueError(f"model {name!r} is not in the panel ({', '.join(map(repr, names))})")
+    entries = [blocks[n] for n in names]
+    return {m: asdict(rank_models(entries, m, [ties] * len(names))[names.index(name)]) for m in measures}
+
+
+def ranked_from(record: Mapping) -> Ranked:
+    """The :class:`Ranked` a result's ``rank`` record holds (:func:`rank_in_panel`)."""
+    return Ranked(**record)
 
 
 def rank_text(r: Ranked, with_count: bool = True) -> str:

@@ -1,9 +1,8 @@
 """Terminal summary of a contstim result: :func:`summary_table` (reads a result, computes no score)."""
 from __future__ import annotations
 
-from ..analysis.accuracy import DEFAULT_TIES
 from ..analysis.inference import ALPHA, p_text, stars
-from ..analysis.ranking import Ranked, rank_models, rank_text
+from ..analysis.ranking import ranked_from, rank_text
 from ..benchmarks.base import short_reason
 
 
@@ -25,20 +24,6 @@ def _winner(better: str | None, model: str, significant: bool) -> str:
     """"model" / "reference" / "tie", with "*" when the difference is significant (q < .05)."""
     word = "tie" if better in ("tie", None) else "model" if better == model else "reference"
     return word + ("*" if significant else "")
-
-
-def rank_among_references(result: dict, experiment: str, condition: str, measure: str) -> Ranked | None:
-    """The model's place by mean ``measure`` among the models of the panel, like for like
-    (:func:`contstim_bench.analysis.ranking.rank_models`, the ranking every door uses: a model
-    on every trial among the models on every trial, a targeted model among the other targeted
-    models; degenerate predictions are never ranked).  None without a ``panels`` section."""
-    panel = result.get("panels", {}).get(experiment, {}).get(condition)
-    if not panel:
-        return None
-    names = list(panel["models"])
-    ties = result.get("analysis", {}).get("ties", DEFAULT_TIES)
-    ranks = rank_models([panel["models"][n] for n in names], measure, [ties] * len(names))
-    return ranks[names.index(result["model"]["name"])]
 
 
 def _head_to_head_line(other: str, h: dict, name: str) -> str:
@@ -134,12 +119,11 @@ def summary_table(result: dict) -> str:
             cells = []
             for m, width in (("accuracy", 13), ("srcs", 15)):
                 c, p = e[f"{m}_noise_ceiling"], e["p_vs_lower_ceiling"][m]
-                rank = rank_among_references(result, exp, key, m)
                 ceiling = f"{c['lower']:.3f}-{c['upper']:.3f}"
                 cells.append(
                     f"{e[m]:>6.3f}{_marks(p, e[m], c['lower']):<3} {stderr_text(e[f'{m}_stderr']):>5} "
                     f"{ceiling:>{width}} {p_text(p):>8} "
-                    f"{(rank_text(rank) if rank else '-'):>5}"
+                    f"{rank_text(ranked_from(e['rank'][m])):>5}"
                 )
             lines.append(
                 f"{key:<28} {e['selection']:<16} {e['n_units']:>5} {e['n_trials']:>6} | "

@@ -29,7 +29,8 @@ def typename(v) -> str:
 
 
 def field(obj: dict, key: str, kind, path: str, problems: Problems, optional: bool = False):
-    """``obj[key]`` if it has the expected kind (a type, a tuple of types, or ``"number"``)."""
+    """``obj[key]`` if it has the expected kind (a type, a tuple of types, ``"number"``, ``"int"``, or
+    ``"int?"``/``"str?"`` that also accept null)."""
     where = f"{path}.{key}"
     if key not in obj:
         if not optional:
@@ -42,6 +43,9 @@ def field(obj: dict, key: str, kind, path: str, problems: Problems, optional: bo
     elif kind == "int":
         ok = is_int(value) and value >= 0
         want = "a non-negative integer"
+    elif kind == "int?":
+        ok = value is None or (is_int(value) and value >= 0)
+        want = "a non-negative integer or null"
     elif kind == "str?":
         ok = value is None or isinstance(value, str)
         want = "a string or null"

@@ -20,12 +20,12 @@ from ``logprobs`` by :mod:`contstim_bench.benchmarks.contstim`), BLiMP's ``accur
 The contstim result in detail (``format_version`` is the schema version)::
 
         {
-          "format": "contstim-bench-result", "format_version": 5,
+          "format": "contstim-bench-result", "format_version": 6,
           "model": {"spec", "name", "method", "fingerprint", "dtype", "device", ...},  # scorer.describe()
           "benchmark": {"dataset": "contstim", "dataset_fingerprint", "package_version"},
           "analysis": {"ties": "half"},                                  # conventions used
           "experiments": {"pll": {"synthetic_vs_synthetic": {...}, ..., "all": {...}}},
-                         # each entry: scores, ceilings, p_vs_lower_ceiling, head_to_head,
+                         # each entry: scores, ceilings, p_vs_lower_ceiling, head_to_head, rank,
                          # comparisons, bh_families (contstim_bench.analysis.evaluation)
           "panels": {"pll": {"synthetic_vs_synthetic": {"models": {name: block}}, ...}},
           "skipped_experiments": {"main": "why"},                       # only when some were skipped
@@ -50,19 +50,20 @@ The files the package writes beside the results (the GLMM over plausibility resu
 from __future__ import annotations
 
 from ..analysis.accuracy import TIES
-from ..analysis.inference import ALPHA
-from ..analysis.panel import FAMILIES
 from ..analysis.selection import CONDITION_KEYS
 from ..scoring.credentials import refuse_credentials
 from ..names import MAX_NAME_LENGTH, MAX_TEXT_LENGTH, name_problem, shown
 from ..study import EXPERIMENTS, is_paper_experiment
+from .entry_checks import check_block, check_entry, check_rank_matches
 from .files import FILE_FORMATS, file_problems
-from .checks import Problems as _Problems, check_provenance, check_range as _check_range, field as _field
+from .checks import Problems as _Problems, check_provenance, field as _field
 from .checks import is_num as _is_num, typename as _typename
 
 FORMAT = "contstim-bench-result"
-FORMAT_VERSION = 5
-"""Version 5 (every head-to-head also tested by item, sentence pairs as units: ``share_items``,
+FORMAT_VERSION = 6
+"""Version 6 (``rank`` in every entry: the model's place among the models of the condition's panel, computed
+when the result is made, :func:`contstim_bench.analysis.ranking.rank_in_panel`, so that no door ranks a result).
+Version 5 (every head-to-head also tested by item, sentence pairs as units: ``share_items``,
 ``p_items``, ``p_items_bh``, ``significant_items`` and the ``head_to_head_by_item`` family in
 ``bh_families``).  Version 4 (``accuracy_stderr`` and ``srcs_stderr`` in every model block: the standard error
 across units, :func:`contstim_bench.analysis.inference.standard_error`).  Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
@@ -70,7 +71,7 @@ presented position is never ranked).  Version 2 added head-to-head comparisons, 
 separate test families and ``analysis.ties``; version-1 files adjusted every p of a condition in
 one family and compared models on different trial sets.  An older file is not read as the
 current version: re-evaluate the model (its scores come from the score cache)."""
-SUPPORTED_FORMAT_VERSIONS = (5,)
+SUPPORTED_FORMAT_VERSIONS = (6,)
 FORMATS: dict[str, dict] = {
     FORMAT: {"versions": SUPPORTED_FORMAT_VERSIONS, "dataset": "contstim",
              "sections": ("experiments", "logprobs")},
@@ -84,82 +85,7 @@ FORMATS: dict[str, dict] = {
 sections.  The one list of formats (the leaderboard reads it from here)."""
 
 
-SELECTIONS = ("targeted", "targeted_accept", "targeted_reject", "all")
-HEAD_TO_HEAD_SELECTIONS = ("targeted_both", "all")
-BASES = ("same_trials", "own_selection")
-FAMILY_OF = {"p_vs_lower_ceiling": "model_vs_lower_ceiling", "comparisons": "model_vs_model",
-             "head_to_head": "head_to_head", "head_to_head_by_item": "head_to_head_by_item"}
-UNITS = ("participant", "group")
 MAX_PROBLEMS = 10
-
-
-def _check_by_unit(obj: dict, key: str, n_units, lo: float, hi: float, path: str, problems: _Problems) -> None:
-    values = _field(obj, key, dict, path, problems)
-    if values is None:
-        return
-    if n_units is not None:
-        problems.check(len(values) == n_units, f"{path}.{key}",
-                       f"has {len(values)} units, n_units is {n_units}")
-    for unit, v in values.items():
-        if not _is_num(v):
-            problems.append(f"{path}.{key}.{unit}: expected a finite number, got {_typename(v)}")
-            return
-        _check_range(v, lo, hi, f"{path}.{key}.{unit}", problems)
-
-
-def _check_block(e: dict, path: str, problems: _Problems) -> None:
-    """One model on one condition: selection, counts, accuracy / SRCS with ceilings and p."""
-    sel = _field(e, "selection", str, path, problems)
-    if sel is not None:
-        problems.check(sel in SELECTIONS, f"{path}.selection", f"{sel!r} is not one of {', '.join(SELECTIONS)}")
-    unit = _field(e, "unit", str, path, problems)
-    if unit is not None:
-        problems.check(unit in UNITS, f"{path}.unit", f"{unit!r} is not one of {', '.join(UNITS)}")
-    n_units = _field(e, "n_units", "int", path, problems)
-    for key in ("n_trials", "n_pairs"):
-        _field(e, key, "int", path, problems)
-    for measure, lo in (("accuracy", 0.0), ("srcs", -1.0)):
-        _check_range(_field(e, measure, "number", path, problems), lo, 1.0, f"{path}.{measure}", problems)
-        _check_by_unit(e, f"{measure}_by_unit", n_units, lo, 1.0, path, problems)
-        _check_stderr(e, measure, n_units, path, problems)
-        ceiling = _field(e, f"{measure}_noise_ceiling", dict, path, problems)
-        if ceiling is not None:
-            cpath = f"{path}.{measure}_noise_ceiling"
-            for bound in ("lower", "upper"):
-                _check_range(_field(ceiling, bound, "number", cpath, problems), lo, 1.0, f"{cpath}.{bound}", problems)
-                _check_by_unit(ceiling, f"{bound}_by_unit", n_units, lo, 1.0, cpath, problems)
-    _field(e, "degenerate", "str?", path, problems)
-    for key in ("p_vs_lower_ceiling", "p_vs_lower_ceiling_uncorrected"):
-        ps = _field(e, key, dict, path, problems)
-        if ps is not None:
-            for measure in ("accuracy", "srcs"):
-                _check_range(_field(ps, measure, "number", f"{path}.{key}", problems), 0.0, 1.0,
-                             f"{path}.{key}.{measure}", problems)
-
-
-def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems) -> None:
-    """``<measure>_stderr``: null for fewer than two units, otherwise the standard error of the
-    block's own per-unit values (:func:`~contstim_bench.analysis.inference.standard_error`, within
-    1e-9): a file whose standard error was edited is refused at every door that reads it, with the
-    recomputed value named (the leaderboard's validator also recomputes the per-unit values)."""
-    key = f"{measure}_stderr"
-    if key not in e:
-        problems.append(f"{path}.{key}: missing")
-        return
-    value = e[key]
-    if isinstance(n_units, int) and n_units < 2:
-        problems.check(value is None, f"{path}.{key}", "must be null for fewer than two units")
-        return
-    if not problems.check(_is_num(value) and value >= 0, f"{path}.{key}",
-                          f"expected a finite number >= 0, got {value!r}"):
-        return
-    units = e.get(f"{measure}_by_unit")
-    if isinstance(units, dict) and len(units) >= 2 and all(_is_num(v) for v in units.values()):
-        from ..analysis.inference import standard_error
-
-        expected = standard_error(list(units.values()))
-        problems.check(abs(value - expected) <= 1e-9, f"{path}.{key}",
-                       f"{value!r} is not the standard error of {measure}_by_unit (recomputed {expected!r})")
 
 
 def _check_text_lengths(value, path: str, problems: _Problems, depth: int = 0) -> None:
@@ -178,85 +104,6 @@ def _check_text_lengths(value, path: str, problems: _Problems, depth: int = 0) -
     elif isinstance(value, list) and depth < 8:
         for i, item in enumerate(value[:1000]):
             _check_text_lengths(item, f"{path}[{i}]", problems, depth + 1)
-
-
-COMPARISON_FIELDS = {
-    "basis": str, "selection": str, "n_trials": "int", "n_units": "int",
-    **{f"{m}{suffix}": kind for m in ("accuracy", "srcs") for suffix, kind in
-       (("", "number"), ("_delta", "number"), ("_p", "number"), ("_p_bh", "number"),
-        ("_better", str), ("_significant", bool))},
-}
-
-
-def _check_comparisons(comps: dict, model_name, path: str, problems: _Problems) -> None:
-    for ref, c in comps.items():
-        cpath = f"{path}.{ref}"
-        if not problems.check(isinstance(c, dict), cpath, f"expected an object, got {_typename(c)}"):
-            continue
-        for key, kind in COMPARISON_FIELDS.items():
-            _field(c, key, kind, cpath, problems)
-        basis = c.get("basis")
-        if isinstance(basis, str):
-            problems.check(basis in BASES, f"{cpath}.basis", f"{basis!r} is not one of {', '.join(BASES)}")
-        for m in ("accuracy", "srcs"):
-            better = c.get(f"{m}_better")
-            if isinstance(better, str):
-                problems.check(better in (model_name, ref, "tie"), f"{cpath}.{m}_better",
-                               f"{better!r} is neither the model, the reference nor 'tie'")
-            p = c.get(f"{m}_p_bh")
-            sig = c.get(f"{m}_significant")
-            if _is_num(p) and isinstance(sig, bool):
-                problems.check(sig == (p < ALPHA), f"{cpath}.{m}_significant",
-                               f"{sig} does not match {m}_p_bh = {p}")
-
-
-def _check_head_to_head(matches: dict, model_name, path: str, problems: _Problems) -> None:
-    """Each entry: selection, counts, share (null when the models never disagree) with its
-    per-unit values, p and p_bh (null likewise), better and significant consistent with them."""
-    for other, h in matches.items():
-        hpath = f"{path}.{other}"
-        if not problems.check(isinstance(h, dict), hpath, f"expected an object, got {_typename(h)}"):
-            continue
-        sel = _field(h, "selection", str, hpath, problems)
-        if sel is not None:
-            problems.check(sel in HEAD_TO_HEAD_SELECTIONS, f"{hpath}.selection",
-                           f"{sel!r} is not one of {', '.join(HEAD_TO_HEAD_SELECTIONS)}")
-        n = _field(h, "n_trials", "int", hpath, problems)
-        _field(h, "n_pairs", "int", hpath, problems)
-        _field(h, "n_pairs_selected", "int", hpath, problems)
-        _field(h, "share_by_unit", dict, hpath, problems)
-        for key in ("share", "p", "p_bh", "share_items", "p_items", "p_items_bh"):
-            if key not in h:
-                problems.append(f"{hpath}.{key}: missing")
-                continue
-            v = h[key]
-            if n == 0:
-                problems.check(v is None, f"{hpath}.{key}", "must be null when the models never disagree")
-            elif problems.check(_is_num(v), f"{hpath}.{key}", f"expected a finite number, got {_typename(v)}"):
-                _check_range(v, 0.0, 1.0, f"{hpath}.{key}", problems)
-        if n:
-            _check_by_unit(h, "share_by_unit", None, 0.0, 1.0, hpath, problems)
-        better = h.get("better")
-        problems.check(better in (model_name, other, "tie") if n else better is None, f"{hpath}.better",
-                       f"{better!r} is neither the model, the other model, 'tie' nor null without disagreement")
-        for sig_key, q_key in (("significant", "p_bh"), ("significant_items", "p_items_bh")):
-            sig = _field(h, sig_key, bool, hpath, problems)
-            q = h.get(q_key)
-            if sig is not None:
-                problems.check(sig == (_is_num(q) and q < ALPHA), f"{hpath}.{sig_key}",
-                               f"{sig} does not match {q_key} = {q}")
-
-
-def _check_families(families: dict, path: str, problems: _Problems) -> None:
-    for key, family in FAMILY_OF.items():
-        f = _field(families, key, dict, path, problems)
-        if f is None:
-            continue
-        name = _field(f, "family", str, f"{path}.{key}", problems)
-        if name is not None:
-            problems.check(name == family and name in FAMILIES, f"{path}.{key}.family",
-                           f"{name!r} is not {family!r}")
-        _field(f, "size", "int", f"{path}.{key}", problems)
 
 
 def result_problems(result, dataset: str | None = None) -> list[str]:
@@ -436,16 +283,7 @@ def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> N
                     continue
                 if not problems.check(isinstance(e, dict), cpath, f"expected an object, got {_typename(e)}"):
                     continue
-                _check_block(e, cpath, problems)
-                comps = _field(e, "comparisons", dict, cpath, problems)
-                if comps is not None:
-                    _check_comparisons(comps, model_name, f"{cpath}.comparisons", problems)
-                matches = _field(e, "head_to_head", dict, cpath, problems)
-                if matches is not None:
-                    _check_head_to_head(matches, model_name, f"{cpath}.head_to_head", problems)
-                families = _field(e, "bh_families", dict, cpath, problems)
-                if families is not None:
-                    _check_families(families, f"{cpath}.bh_families", problems)
+                check_entry(e, model_name, cpath, problems)
     panels = _field(result, "panels", dict, "result", problems, optional=True)
     if panels is not None and exps is not None:
         problems.check(set(panels) == set(exps), "result.panels",
@@ -465,7 +303,11 @@ def _check_contstim_sections(result: dict, model_name, problems: _Problems) -> N
                 problems.check(model_name in models, f"{ppath}.models", f"lacks the evaluated model {model_name!r}")
                 for m, block in models.items():
                     if problems.check(isinstance(block, dict), f"{ppath}.models.{m}", "expected an object"):
-                        _check_block(block, f"{ppath}.models.{m}", problems)
+                        check_block(block, f"{ppath}.models.{m}", problems)
+                entry = exps[exp].get(cond)
+                if not problems and isinstance(entry, dict) and model_name in models:
+                    check_rank_matches(entry, models, model_name, (analysis or {}).get("ties"), f"result.experiments.{exp}.{cond}",
+                                       problems)
     skipped = _field(result, "skipped_experiments", dict, "result", problems, optional=True)
     for exp, why in (skipped or {}).items():
         problems.check(is_paper_experiment(exp) and isinstance(why, str), f"result.skipped_experiments.{exp}",

@@ -20,7 +20,7 @@ PLL_MODELS = {"bert", "bert_has_a_mouth", "roberta", "roberta_has_a_mouth", "ele
 ENTRY_KEYS = {
     "selection", "unit", "n_units", "n_trials", "n_pairs", "accuracy", "accuracy_stderr", "accuracy_by_unit",
     "accuracy_noise_ceiling", "srcs", "srcs_stderr", "srcs_by_unit", "srcs_noise_ceiling", "p_vs_lower_ceiling",
-    "p_vs_lower_ceiling_uncorrected", "comparisons", "head_to_head", "bh_families", "degenerate",
+    "p_vs_lower_ceiling_uncorrected", "comparisons", "head_to_head", "bh_families", "degenerate", "rank",
 }
 
 
@@ -35,7 +35,7 @@ def run(datasets, tmp_path_factory):
 
 def test_result_file_layout(run):
     datasets, result = run
-    assert result["format"] == "contstim-bench-result" and result["format_version"] == 5
+    assert result["format"] == "contstim-bench-result" and result["format_version"] == 6
     assert result["model"]["spec"] == "precomputed:roberta" and result["model"]["name"] == "roberta"
     assert result["model"]["method"] == "precomputed"
     assert list(result["experiments"]) == ["pll"]
@@ -237,6 +237,13 @@ def _mutate(result, path, value):
         (("logprobs", "The cat sat."), float("nan"), r"result.logprobs: 1 value\(s\) are not finite numbers, e.g. sentence 'The cat sat.'"),
         (("provenance", "dataset_fingerprint"), "0" * 64, r"provenance.dataset_fingerprint: differs"),
         (("experiments", "main"), "x", r"result.experiments.main: expected a non-empty object"),
+        (("experiments", "pll", "all", "rank"), KeyError, r"result.experiments.pll.all.rank: missing"),
+        (("experiments", "pll", "synthetic_vs_synthetic", "rank", "accuracy", "rank"), 9,
+         r"synthetic_vs_synthetic.rank.accuracy.rank: 9 is not between 1 and among = 6"),
+        (("experiments", "pll", "all", "rank", "srcs", "rank"), None,
+         r"pll.all.rank.srcs.reason: a model is either ranked or has a reason why not"),
+        (("experiments", "pll", "synthetic_vs_synthetic", "rank", "accuracy", "rank"), 1,
+         r"synthetic_vs_synthetic.rank.accuracy: .* is not the model's rank among the panel \(ranked again: .*'rank': 3"),
     ],
 )
 def test_validator_names_the_problem(run, path, value, message):
@@ -265,15 +272,17 @@ def test_validator_type_and_read_result(run, tmp_path):
 
 
 def test_summary_table_ceiling_stars_and_rank(run):
-    from contstim_bench.report.contstim import rank_among_references, summary_table
+    from contstim_bench.report.contstim import summary_table
 
     _, result = run
     text = summary_table(result)
     row = next(line for line in text.splitlines() if line.startswith("synthetic_vs_synthetic"))
     # roberta on its targeted synthetic pairs: accuracy 0.804, below the ceiling (q < .01), third of six
     assert "0.804**" in row or "0.804***" in row
-    ranked = rank_among_references(result, "pll", "synthetic_vs_synthetic", "accuracy")
-    assert (ranked.rank, ranked.among, ranked.tied) == (3, 6, False)
+    # the rank is the result's (evaluation ranks, the summary only shows it)
+    ranked = result["experiments"]["pll"]["synthetic_vs_synthetic"]["rank"]["accuracy"]
+    assert (ranked["rank"], ranked["among"], ranked["tied"], ranked["reason"]) == (3, 6, False, None)
+    assert ranked["group"] == "the trials that target each model"
     assert row.split("|")[2].split()[-1] == "3/6"
     ceiling = result["experiments"]["pll"]["synthetic_vs_synthetic"]["accuracy_noise_ceiling"]
     assert f"{ceiling['lower']:.3f}-{ceiling['upper']:.3f}" in row

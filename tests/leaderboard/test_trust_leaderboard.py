@@ -25,6 +25,7 @@ from contstim_bench.leaderboard.site import build_site
 from contstim_bench.leaderboard.duplicates import existing_keys
 from contstim_bench.leaderboard.validate import ValidationError, validate_files
 from contstim_bench.leaderboard.verification import validate_and_rescore
+from contstim_bench.results import FORMAT_VERSION
 from leaderboard_helpers import one_png, with_scores  # tests/leaderboard/leaderboard_helpers.py
 
 SHIPPED = Path(__file__).resolve().parents[2] / "leaderboard" / "results"
@@ -223,7 +224,8 @@ def test_a_5000_digit_integer_is_refused_by_name_and_the_batch_goes_on(tmp_path,
     valid = write(folder, "bert.json", bert)
     text = json.dumps(bert | {"model": {**bert["model"], "name": "huge", "fingerprint": "h"}})
     huge = folder / "huge.json"
-    huge.write_text(text.replace('"format_version": 5', '"format_version": ' + "9" * 5000, 1), encoding="utf-8")
+    huge.write_text(text.replace(f'"format_version": {FORMAT_VERSION}', '"format_version": ' + "9" * 5000, 1),
+                    encoding="utf-8")
     message = "integer 999999999999...999999 has 5,000 digits: larger than any number a field can hold"
     bad, good = validate_files([huge, valid], results_dir=folder, datasets_dir=datasets)
     assert bad.problems == [f"{message} (at most 1.8e+308, the float range)"] and good.ok, good.problems

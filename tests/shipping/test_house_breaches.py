@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 
 from test_house_claims import (
-    BUILT_OUTSIDE_SCORING, EVALUATES, FAMILY_MODULES, OTHER_COLON_TEXTS, STATISTICS,
+    BUILT_OUTSIDE_SCORING, EVALUATES, FAMILY_MODULES, OTHER_COLON_TEXTS, RANKINGS, STATISTICS,
     alpha_definitions, called, colon_splits, evaluating_functions, experiment_tests, hand_means,
     imported, knows_processes, loops_over, mask_builders, module_name, scorer_classes, sources,
     spec_splits, star_returns)
@@ -66,6 +66,9 @@ def test_the_checks_catch_the_breaches_that_once_slipped_through():
                        "coef = np.linalg.lstsq(a, b, rcond=None)\n")
     assert sorted(hand_means(report)) == [1, 2]
     assert [called(n) for n in ast.walk(report) if isinstance(n, ast.Call) and called(n) in STATISTICS] == ["lstsq"]
+    # report/contstim.py before the result held its rank
+    ranked = ast.parse("ranks = rank_models([panel['models'][n] for n in names], measure, [ties] * len(names))\n")
+    assert [called(n) for n in ast.walk(ranked) if isinstance(n, ast.Call) and called(n) in RANKINGS] == ["rank_models"]
     # a spec taken apart under another name
     spec = ast.parse('family, _, target = text.partition(":")\n')
     assert spec_splits(spec) == [] and colon_splits(spec) == [(1, "text.partition(':')")]

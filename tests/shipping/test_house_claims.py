@@ -175,6 +175,10 @@ STATISTICS = {"mean", "median", "std", "var", "percentile", "quantile", "polyfit
               "lstsq", "linregress", "pinv", "nanstd", "nanvar", "bincount", "histogram"}
 """Reductions, fits and tests a figure must not compute itself (a numpy function or a method)."""
 
+RANKINGS = {"rank_models", "rank_in_panel"}
+"""The ranking of models (:mod:`contstim_bench.analysis.ranking`): a result records its model's rank
+(``rank`` in every entry), so report/ shows it and never ranks."""
+
 
 def hand_means(tree: ast.AST) -> list[int]:
     """Lines where ``tree`` divides a sum by something (``sum(x) / len(x)``, ``np.sum(x) / n``,
@@ -191,8 +195,8 @@ def test_report_loads_no_data_and_computes_no_statistic():
     """report/ draws and formats what it is given: no statistics library, no numpy reduction or
     test of its own, no dataset read (report/plots.py once loaded the trials, ranked percentiles
     and counted agreement and votes; report/kauf_ivanova.py fitted its lines and summed scores;
-    report/matrices.py averaged shares).  What it shows comes from the result or from a
-    function of analysis/ (a ranking calls analysis.ranking, the one ranking)."""
+    report/matrices.py averaged shares; report/contstim.py ranked the model among its panel).
+    What it shows comes from the result (its rank included) or from a function of analysis/."""
     problems = []
     for path, tree in sources("report").items():
         for line, module in imported(tree, path):
@@ -200,7 +204,7 @@ def test_report_loads_no_data_and_computes_no_statistic():
                     or module.rsplit(".", 1)[-1] in DATA_LOADERS:
                 problems.append(f"{path}:{line}: imports {module}")
         for node in ast.walk(tree):
-            if isinstance(node, ast.Call) and called(node) in STATISTICS | DATA_LOADERS:
+            if isinstance(node, ast.Call) and called(node) in STATISTICS | DATA_LOADERS | RANKINGS:
                 problems.append(f"{path}:{node.lineno}: calls {called(node)}()")
         problems += [f"{path}:{line}: divides a sum (a mean by hand)" for line in hand_means(tree)]
     assert problems == [], "\n".join(problems)
