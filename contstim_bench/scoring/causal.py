@@ -47,7 +47,7 @@ from pathlib import Path
 import numpy as np
 
 from .base import hash_files, length_sorted_batches, LoadSettings, ScoreCache, Scorer, validate_sentences
-from .causal_bounds import tile_cache
+from .kv_cache import tile_cache
 from .causal_prefix import SharedPrefixScoring
 from .lockstep import Lockstep
 from .merged_passes import ForwardRequest, run_alone

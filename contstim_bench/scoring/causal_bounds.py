@@ -12,6 +12,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from .base import length_sorted_batches
+from .kv_cache import cache_batch
 
 
 class PrefixBounds:
@@ -274,22 +275,6 @@ class PrefixBounds:
             if w is None or s is None or s[: len(w)] != w:
                 bound[i] = np.inf
         return bound
-
-
-def cache_batch(cache) -> int:
-    """Batch size of a key/value cache (0 while it is empty)."""
-    for layer in cache.layers:
-        if getattr(layer, "keys", None) is not None and layer.keys.numel():
-            return int(layer.keys.shape[0])
-    return 0
-
-
-def tile_cache(cache, reps: int) -> None:
-    """Repeat a key/value cache ``reps`` times along the batch (copies 0..B-1, 0..B-1, ...)."""
-    for layer in cache.layers:
-        if getattr(layer, "keys", None) is not None and layer.keys.numel():
-            layer.keys = layer.keys.repeat(reps, *([1] * (layer.keys.dim() - 1)))
-            layer.values = layer.values.repeat(reps, *([1] * (layer.values.dim() - 1)))
 
 
 def candidate_words(candidates) -> list[str]:

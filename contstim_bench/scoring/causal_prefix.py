@@ -26,7 +26,8 @@ import numpy as np
 
 from .base import length_sorted_batches
 from .packing import PACK_WIDTH, pack_rows, prefix_mask, replicas
-from .causal_bounds import PrefixBounds, cache_batch, candidate_words as _candidate_words, check_words as _check_words
+from .causal_bounds import PrefixBounds, candidate_words as _candidate_words, check_words as _check_words
+from .kv_cache import cache_batch
 
 
 class SharedPrefixScoring(PrefixBounds):

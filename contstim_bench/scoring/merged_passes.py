@@ -14,9 +14,8 @@ it) runs by itself, exactly as outside a lockstep.
 A round's mergeable requests for one model are grouped by width into as few passes as a cost
 model (:data:`COST`) finds worth it, their rows placed first-fit in merged rows whose width the
 same model chooses: narrow rows side by side save padding, but each position then attends to a
-longer row of cache slots.  This is the only module besides the scorer that reads transformers'
-key/value caches (their layers' keys and values), to place them in a merged pass and take each
-request's part back.
+longer row of cache slots.  The requests' key/value caches are placed in the merged pass and
+each request's part taken back by :mod:`.kv_cache`, the one module that reads a cache's layers.
 """
 from __future__ import annotations
 
@@ -24,6 +23,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .kv_cache import as_cache, merged_layers, place_cache, take_rows
 from .packing import additive_mask, first_fit
 
 #: new positions per row of a merged pass at most (the rows of narrower requests are placed one
@@ -101,7 +101,6 @@ def run_merged(requests: Sequence[ForwardRequest]) -> list[tuple[Any, Any]]:
     """The requests' passes (one model, full-attention key/value caches) as one forward pass:
     (logits, cache) per request, each as its own pass gives it (see the module docstring)."""
     import torch
-    from transformers import DynamicCache
 
     if len(requests) == 1:
         return [run_alone(requests[0])]
@@ -115,11 +114,7 @@ def run_merged(requests: Sequence[ForwardRequest]) -> list[tuple[Any, Any]]:
     diagonal = torch.arange(width, device=device)
     allowed[:, diagonal, past + diagonal] = True  # unused positions see themselves (no empty row)
     template = next((r.cache for r in requests if r.past), None)
-    layers = None
-    if template is not None:
-        layers = [(layer.keys.new_zeros((rows, layer.keys.shape[1], past, layer.keys.shape[-1])),
-                   layer.values.new_zeros((rows, layer.values.shape[1], past, layer.values.shape[-1])))
-                  for layer in template.layers]
+    layers = None if template is None else merged_layers(template, rows, past)
     places = []
     for r, (row, new_at, cache_at) in zip(requests, layout.places):
         n, w = r.ids.shape
@@ -133,16 +128,13 @@ def run_merged(requests: Sequence[ForwardRequest]) -> list[tuple[Any, Any]]:
         keys = torch.cat([cache_at + torch.arange(p, device=device), past + cols], 1)  # (n, p + w)
         allowed[row[:, :, None], cols[:, :, None], keys[:, None, :]] = r.allowed()
         if p:
-            slots = keys[:, :p]
-            for (k, v), layer in zip(layers, r.cache.layers):
-                k.transpose(1, 2)[row, slots] = layer.keys.transpose(1, 2)
-                v.transpose(1, 2)[row, slots] = layer.values.transpose(1, 2)
+            place_cache(layers, r.cache, row, keys[:, :p])
         places.append((row, cols))
     mask = additive_mask(allowed, model.dtype)
     wants = any(r.want_cache or r.cache is not None for r in requests)
     kwargs = {"input_ids": ids, "position_ids": positions, "attention_mask": mask, "use_cache": wants}
     if layers is not None:
-        kwargs[requests[0].cache_name] = DynamicCache(ddp_cache_data=layers)
+        kwargs[requests[0].cache_name] = as_cache(layers)
     out = model(**kwargs)
     merged = out[requests[0].cache_name] if wants else None
     results = []
@@ -150,12 +142,7 @@ def run_merged(requests: Sequence[ForwardRequest]) -> list[tuple[Any, Any]]:
         logits = out.logits[row, cols]
         cache = r.cache
         if r.want_cache or cache is not None:
-            if cache is None:
-                cache = DynamicCache()
-            slots = past + cols
-            for index, layer in enumerate(merged.layers):
-                cache.update(layer.keys.transpose(1, 2)[row, slots].transpose(1, 2),
-                             layer.values.transpose(1, 2)[row, slots].transpose(1, 2), index)
+            cache = take_rows(merged, row, past + cols, into=cache)
         results.append((logits, cache))
     return results
 

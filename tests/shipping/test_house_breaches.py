@@ -7,7 +7,7 @@ import ast
 
 from test_house_claims import (
     BUILT_OUTSIDE_SCORING, EVALUATES, FAMILY_MODULES, OTHER_COLON_TEXTS, RANKINGS, STATISTICS,
-    alpha_definitions, called, colon_splits, evaluating_functions, experiment_tests, hand_means,
+    alpha_definitions, cache_internals, called, colon_splits, evaluating_functions, experiment_tests, hand_means,
     imported, knows_processes, loops_over, mask_builders, module_name, scorer_classes, sources,
     spec_splits, star_returns)
 
@@ -88,3 +88,7 @@ def test_the_checks_catch_the_breaches_that_once_slipped_through():
     # a second mask builder beside packing.py
     lockstep = ast.parse("mask = torch.zeros(shape, dtype=dt)\nmask.masked_fill_(~allowed, torch.finfo(dt).min)\n")
     assert mask_builders(lockstep) == [2]
+    # the merged passes reading a request's cache beside kv_cache.py (merged_passes.py before it)
+    merged = ast.parse("from transformers import DynamicCache\nfor (k, v), layer in zip(layers, r.cache.layers):\n"
+                       "    k[row] = layer.keys\ncache = DynamicCache(ddp_cache_data=layers)\n")
+    assert cache_internals(merged) == [(1, "DynamicCache"), (2, "layers"), (4, "DynamicCache"), (4, "ddp_cache_data")]

@@ -460,3 +460,29 @@ def test_one_attention_mask_builder():
 def mask_builders(tree: ast.AST) -> list[int]:
     """Lines of ``tree`` that read ``finfo`` (``torch.finfo(dtype).min``: what an additive mask fills)."""
     return [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Attribute) and n.attr == "finfo"]
+
+
+CACHE_LAYOUT = {"layers", "DynamicCache", "ddp_cache_data"}
+"""What reading or building the inside of a transformers key/value cache goes through: a cache's
+``layers`` (their ``keys`` and ``values``), ``DynamicCache`` and its ``ddp_cache_data``."""
+
+
+def cache_internals(tree: ast.AST) -> list[tuple[int, str]]:
+    """``(line, name)`` where ``tree`` uses a name of :data:`CACHE_LAYOUT`: ``.layers`` of any object,
+    ``DynamicCache`` imported or named, the ``ddp_cache_data`` keyword."""
+    found = []
+    for n in ast.walk(tree):
+        name = (n.attr if isinstance(n, ast.Attribute) else n.id if isinstance(n, ast.Name)
+                else n.arg if isinstance(n, ast.keyword) else n.name if isinstance(n, ast.alias) else None)
+        if name in CACHE_LAYOUT and (name != "layers" or isinstance(n, ast.Attribute)):  # a variable may be named so
+            found.append((getattr(n, "lineno", 0), name))
+    return sorted(set(found))
+
+
+def test_one_module_reads_the_key_value_caches():
+    """Only ``scoring/kv_cache.py`` reads the layers of a transformers key/value cache or builds
+    one (the lockstep's merged passes and the scorer's bounds each read them once); everything
+    else passes caches to the model and asks their length."""
+    problems = [f"{path}:{line}: {name}" for path, tree in sources(".").items() if path != "scoring/kv_cache.py"
+                for line, name in cache_internals(tree)]
+    assert problems == [], "\n".join(problems)
