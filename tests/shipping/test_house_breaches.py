@@ -61,6 +61,10 @@ def test_the_checks_catch_the_breaches_that_once_slipped_through():
                           ("contstim_bench.commands.x", "run")}
     assert loops_over(trees["commands/x.py"], EVALUATES, "commands/x.py", evaluating, modules) == [(4, "page")]
     assert loops_over(trees["commands/x.py"], EVALUATES, "commands/x.py") == []  # what the name check saw
+    # a loader handed to a helper under another parameter name, in a loop
+    handed = ast.parse("from .. import driver\n\ndef run(args):\n    for r in args.results:\n"
+                       "        show(r, fetch=driver.load_model)\n    return [page(r, load_model) for r in args.results]\n")
+    assert loops_over(handed, EVALUATES, "commands/y.py") == [(5, "show"), (6, "page")]
     # a mean and a fit by hand in report/
     report = ast.parse("m = sum(xs) / len(xs)\nk = np.sum(a) / n\nw = 0.8 / len(p)\nn = sum(len(g) for g in gs)\n"
                        "coef = np.linalg.lstsq(a, b, rcond=None)\n")

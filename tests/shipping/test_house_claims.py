@@ -137,14 +137,24 @@ def evaluating_functions(trees: dict[str, ast.AST]) -> set[Function]:
 def loops_over(tree: ast.AST, names: set[str], path: str = "x.py", evaluating: set[Function] = frozenset(),
                modules: set[str] = frozenset()) -> list[tuple[int, str]]:
     """``(line, name)`` of each call inside a loop or comprehension of ``tree`` (the module ``path``)
-    that calls one of ``names``, or a package function of ``evaluating`` (resolved against
-    ``modules``: a helper that evaluates, however deep)."""
+    that calls one of ``names`` or a package function of ``evaluating`` (resolved against
+    ``modules``: a helper that evaluates, however deep), or that hands one of them on as an argument
+    under any parameter name (``page(r, fetch=driver.load_model)``: the helper calls what it is given)."""
     resolve = resolver(tree, path, set(modules))
+
+    def evaluates(ref: ast.expr) -> bool:
+        call = ref if isinstance(ref, ast.Call) else ast.Call(func=ref, args=[], keywords=[])
+        return called(call) in names or resolve(call) in evaluating
+
     found = []
     for loop in ast.walk(tree):
         if isinstance(loop, (ast.For, ast.While, ast.ListComp, ast.DictComp, ast.SetComp, ast.GeneratorExp)):
-            found += [(n.lineno, called(n)) for n in ast.walk(loop) if isinstance(n, ast.Call)
-                      and (called(n) in names or resolve(n) in evaluating)]
+            for n in ast.walk(loop):
+                if not isinstance(n, ast.Call):
+                    continue
+                handed = [a for a in [*n.args, *(k.value for k in n.keywords)] if isinstance(a, (ast.Name, ast.Attribute))]
+                if evaluates(n) or any(evaluates(a) for a in handed):
+                    found.append((n.lineno, called(n)))
     return sorted(set(found))
 
 
