@@ -133,8 +133,13 @@ def result_problems(result, dataset: str | None = None) -> list[str]:
                            f"{dataset} benchmark")
     version = _field(result, "format_version", "int", "result", problems)
     if version is not None and spec is not None:
+        older = version < min(spec["versions"])
         problems.check(version in spec["versions"], "result.format_version",
-                       f"{version} is not a supported version of {fmt} ({spec['versions']})")
+                       f"{version} is not a supported version of {fmt} ({spec['versions']})"
+                       + ("; the file was written by an earlier version of the package: evaluate the model again "
+                          "(its scores come from the score cache)" if older else ""))
+        if older:  # its missing fields follow from the version: the one problem says what to do
+            return list(problems)
     contstim = fmt == FORMAT
     model = _field(result, "model", dict, "result", problems)
     model_name = None

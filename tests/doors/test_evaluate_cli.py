@@ -225,7 +225,9 @@ def _mutate(result, path, value):
 @pytest.mark.parametrize(
     "path,value,message",
     [
-        (("format_version",), 7, r"result.format_version: 7 is not a supported version"),
+        (("format_version",), 7, r"result.format_version: 7 is not a supported version of contstim-bench-result \(\(6,\)\)$"),
+        (("format_version",), 5, r"result.format_version: 5 is not a supported version of contstim-bench-result \(\(6,\)\); "
+                                 r"the file was written by an earlier version of the package: evaluate the model again"),
         (("model", "name"), "", r"result.model.name: is empty"),
         (("provenance",), KeyError, r"result.provenance: missing"),
         (("experiments", "pll", "all", "accuracy"), 1.5, r"result.experiments.pll.all.accuracy: 1.5 is outside \[0.0, 1.0\]"),
