@@ -72,7 +72,8 @@ Returns:
     srcs, srcs_stderr, srcs_by_unit, srcs_noise_ceiling {...}, p_vs_lower_ceiling {accuracy, srcs},
     p_vs_lower_ceiling_uncorrected {...}, head_to_head {reference: {selection, n_pairs_selected,
     n_trials, n_pairs, share, share_by_unit, p, p_bh, better, significant}}, comparisons
-    {reference: {basis, ...}}, bh_families {...}}.
+    {reference: {basis, ...}}, bh_families {...}, rank {accuracy, srcs: {rank, among, tied, group,
+    reason}} (the model's place among the references given, like for like)}.
 Examples:
     Three participants of one group rate two synthetic pairs; the model prefers the sentence
     most of them chose:
