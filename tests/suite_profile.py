@@ -82,21 +82,29 @@ def kind_of(stack: str) -> str:
     return next((name for name, marks in KINDS if any(m in stack for m in marks)), OTHER)
 
 
+STACK_START = re.compile(r'process \d+:"')
+"""How every stack of a ``--subprocesses`` profile begins: the run's first process frame."""
+
+
 def read_profile(path: str | Path) -> list[Sample]:
-    """The stacks of a py-spy raw profile written with ``--subprocesses``.  ValueError names the
-    line of a stack that is not ``STACK COUNT`` or has no process frame, and an empty file."""
-    out = []
+    """The stacks of a py-spy raw profile written with ``--subprocesses``.  A stack begins at a
+    line that starts with a process frame and runs until the next such line (a ``python -c``
+    program's text may hold newlines, and a line of it may end in a number, ``len(t) / 7``); it
+    ends with its sample count.  ValueError names the line of a stack that is not ``STACK COUNT``
+    or has no process frame, and an empty file."""
     text = Path(path).read_text(encoding="utf-8", errors="replace")
-    pending, first = "", 0
+    records: list[tuple[int, str]] = []
     for number, line in enumerate(text.splitlines(), 1):
-        if not pending and not line.strip():
+        if not line.strip() and not records:
             continue
-        pending, first = (pending + "\n" + line, first) if pending else (line, number)
-        stack, _, count = pending.rstrip().rpartition(" ")
-        if not count.isdigit():
-            continue  # a frame's text holds a newline (a `python -c` program): the stack goes on
-        pending = ""
-        if not stack:
+        if records and not STACK_START.match(line):
+            records[-1] = (records[-1][0], records[-1][1] + "\n" + line)
+        else:
+            records.append((number, line))
+    out = []
+    for first, record in records:
+        stack, _, count = record.rstrip().rpartition(" ")
+        if not stack or not count.isdigit():
             raise ValueError(f"{path} line {first}: not 'STACK COUNT' (a py-spy --format raw profile?)")
         parts = frames(stack)
         procs = [k for k, f in enumerate(parts) if f.startswith("process ")]
@@ -109,8 +117,6 @@ def read_profile(path: str | Path) -> list[Sample]:
                 else "pytest" if len(procs) == 1 and " -m pytest" in f" {command}" else "started")
         out.append(Sample("pytest worker" if role == "workers" else short_command(command), role,
                           kind_of(stack), int(count)))
-    if pending:
-        raise ValueError(f"{path} line {first}: not 'STACK COUNT' (a py-spy --format raw profile?)")
     if not out:
         raise ValueError(f"{path}: no stack (a py-spy --format raw profile?)")
     return out

@@ -64,3 +64,14 @@ def test_a_file_that_is_not_a_profile_is_named(tmp_path, text, problem):
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ValueError, match=problem):
         suite_profile.read_profile(path)
+
+
+def test_a_program_line_that_ends_in_a_number_does_not_end_its_stack(tmp_path):
+    """A ``python -c`` program (tests/brainscore's BAD_SUBJECT) whose line ends in a number, ``/ 7``,
+    is still one stack: the next stack begins with a process frame, not after any number."""
+    program = 'process 14:"/v/bin/python -c import sys\nbits = len(sys.argv[1]) / 7\nprint(bits)"'
+    path = tmp_path / "run.prof"
+    path.write_text(f"{CONTROLLER};{WORKER};{program};<module> (<string>:3) 12\n"
+                    f"{CONTROLLER};main (pytest/__main__.py:9) 5\n", encoding="utf-8")
+    samples = suite_profile.read_profile(path)
+    assert [(s.command, s.role, s.samples) for s in samples] == [("python -c", "started", 12), ("python -m pytest -q", "pytest", 5)]
