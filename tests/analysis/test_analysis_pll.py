@@ -154,3 +154,18 @@ def test_standard_errors_by_hand(pll):
         assert e["srcs_stderr"] == pytest.approx(srcs.std(ddof=1) / np.sqrt(30), abs=1e-12)
     # pinned: roberta on every pll trial
     assert out["all"]["accuracy_stderr"] == pytest.approx(0.01701406154898371, abs=1e-12)
+
+
+def test_standard_error_is_scipys_sem_bit_for_bit():
+    """``standard_error`` computes scipy.stats.sem's formula without its per-call checks: equal to
+    ``sem(x, ddof=1)`` exactly, on samples of every size a result holds and of the scales it holds."""
+    from scipy.stats import sem
+
+    from contstim_bench.analysis.inference import standard_error
+
+    rng = np.random.default_rng(53)
+    for n in (2, 3, 7, 20, 30, 100, 1001):
+        for scale in (1e-3, 1.0, 1e3):
+            x = rng.normal(0.5, 0.2, n) * scale
+            assert standard_error(x) == float(sem(x, ddof=1)), (n, scale)
+    assert standard_error([0.25, 0.25]) == 0.0 and standard_error([0.5]) is None
