@@ -46,7 +46,7 @@ _BRACKETS = re.compile(r"[\[\]{}]")
 def json_depth(text: str) -> int:
     """Deepest nesting of ``[``/``{`` in JSON ``text`` (brackets inside strings do not count; an
     unterminated string runs to the end).  The strings are cut out by a regular expression and
-    only the brackets left are walked: a 200 KB result in about 1 ms, not 10 ms character by
+    only the brackets left are walked: a 200 KB result in about 2.5 ms, not 10 ms character by
     character."""
     depth = deepest = 0
     for ch in _BRACKETS.findall(_JSON_STRING.sub("", text)):
