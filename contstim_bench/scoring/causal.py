@@ -68,6 +68,7 @@ from .hf_loading import (
 )
 
 OPTION_KEYS = frozenset({"start", "revision", "device_map", "max_memory", "layout"})
+DEFAULT_BATCH_SIZE = 32
 LAYOUTS = ("auto", "padded")
 """How sentences and continuations are laid out in a forward pass: ``auto`` packs them into rows
 (:mod:`.packing`) when the model keeps packed rows apart (:attr:`CausalScorer.packs`), ``padded``
@@ -78,7 +79,6 @@ def check_layout(layout: str) -> None:
     """ValueError naming ``layout`` when it is none of :data:`LAYOUTS`."""
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)}, got {layout!r}")
-DEFAULT_BATCH_SIZE = 32
 
 
 class CausalScorer(SharedPrefixScoring, Scorer):

@@ -79,10 +79,11 @@ def pack_rows(seqs: list[list[int]], pad_id: int, width: int = PACK_WIDTH, offse
     lengths = [len(seqs[k]) for k in order]
     cap = max(int(width), longest)
     # first-fit at the full width, then as narrow as the same number of rows allows
-    first = first_fit([len(q) for q in seqs], order, cap)
+    sizes = [len(q) for q in seqs]
+    first = first_fit(sizes, order, cap)
     total = sum(lengths)
     for narrow in range(max(longest, -(-total // len(first))), cap):
-        tried = first_fit([len(q) for q in seqs], order, narrow)
+        tried = first_fit(sizes, order, narrow)
         if len(tried) == len(first):
             first = tried
             break
