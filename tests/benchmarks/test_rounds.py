@@ -430,9 +430,11 @@ def test_a_round_is_an_lm_eval_task_of_its_own(study, tmp_path):
     assert f"  - contstim_{ROUND}" in (folder / "contstim.yaml").read_text()
     model = tmp_path / "tiny"
     save_tiny_llama(model)
+    # only this folder's tasks are indexed (lm-eval's 14,000 built-in ones take 12 CPU-s): the CLI run
+    # (tests/harness_tasks/test_lm_eval_tasks.py) indexes them beside ours
     out = simple_evaluate(model="hf", model_args=f"pretrained={model},prefix_token_id=0,dtype=float32,"
                           "softmax_dtype=float64", tasks=[f"contstim_{ROUND}"], device="cpu", batch_size=32,
-                          task_manager=TaskManager(include_path=str(folder)))
+                          task_manager=TaskManager(include_path=str(folder), include_defaults=False))
     reported = out["results"][f"contstim_{ROUND}"]
     ours = evaluate(f"hf-causal:{model}", [f"contstim.{ROUND}"], options=RunOptions(cache=False, progress=False),
                     datasets_dir=study["datasets"], log=lambda msg: None)[f"contstim.{ROUND}"]

@@ -226,9 +226,11 @@ def test_simple_evaluate_gives_the_numbers_of_contstim_evaluate(tasks, datasets,
 
     folder = tmp_path / "tiny"
     save_tiny_llama(folder)
+    # only this folder's tasks are indexed (lm-eval's 14,000 built-in ones take 12 CPU-s): the CLI run
+    # (test_lm_eval_cli_gives_the_numbers_of_contstim_evaluate) indexes them beside ours
     out = simple_evaluate(model="hf", model_args=f"pretrained={folder},prefix_token_id=0,dtype=float32,"
                           "softmax_dtype=float64", tasks=["contstim_pll"], device="cpu", batch_size=32,
-                          task_manager=TaskManager(include_path=str(tasks)))
+                          task_manager=TaskManager(include_path=str(tasks), include_defaults=False))
     ours = evaluate(f"hf-causal:{folder}", ["contstim.pll"], options=RunOptions(cache=False, progress=False),
                     datasets_dir=datasets, log=lambda msg: None)["contstim.pll"]
     reported = out["results"]["contstim_pll"]
