@@ -70,22 +70,18 @@ def run_in_brainscore(python: Path, code: str, *args: str, timeout: int = 900) -
     return done.stdout
 
 
-MAKE_SUBJECT_MODEL = """
-import sys
-import brainscore_env
-brainscore_env.save_subject_model(sys.argv[1], start_token=sys.argv[2] == "start-token")
-"""
-
-SCORE = """
+MAKE_AND_SCORE = """
 import json, sys
+import brainscore_env
 import contstim_bench
 from brainscore_language import load_benchmark
 from brainscore_language.model_helpers.huggingface import HuggingfaceSubject
 
-assert contstim_bench.__file__.startswith(sys.argv[2]), contstim_bench.__file__  # this checkout's package
+brainscore_env.save_subject_model(sys.argv[1], start_token=sys.argv[2] == "start-token")
+assert contstim_bench.__file__.startswith(sys.argv[3]), contstim_bench.__file__  # this checkout's package
 subject = HuggingfaceSubject(model_id=sys.argv[1], region_layer_mapping={})
 out = {}
-for ident in sys.argv[3:]:
+for ident in sys.argv[4:]:
     benchmark = load_benchmark(ident)
     score = benchmark(subject)
     out[ident] = {"score": float(score), "raw": float(score.raw), "ceiling": float(score.ceiling),
@@ -99,9 +95,9 @@ print(json.dumps(out))
 def make_and_score(python: Path, folder: Path, start: str,
                    benchmarks: tuple[str, ...] = ("Golan2023.pll-accuracy", "Golan2023.pll-srcs")) -> dict:
     """A tiny GPT-2 saved to ``folder`` by transformers 4 (its tokenizer adding a start token, or
-    not), scored by the plugin's ``benchmarks`` in Brain-Score."""
-    run_in_brainscore(python, MAKE_SUBJECT_MODEL, str(folder), start)
-    return json.loads(run_in_brainscore(python, SCORE, str(folder), str(REPO / "contstim_bench"),
+    not), scored by the plugin's ``benchmarks`` in Brain-Score: one process (each start imports
+    Brain-Score, torch and transformers 4 again, about 6 CPU-s)."""
+    return json.loads(run_in_brainscore(python, MAKE_AND_SCORE, str(folder), start, str(REPO / "contstim_bench"),
                                         *benchmarks).splitlines()[-1])
 
 
@@ -144,11 +140,13 @@ def test_brainscore_gives_contstim_evaluate_values(brainscore_scores, subject_mo
 def test_the_plugins_own_test_passes_in_brainscore(brainscore_python):
     """The plugin's test.py (a subject reading with RoBERTa's published log-probabilities must score
     what the package computed when it wrote the plugin), run by pytest in Brain-Score's environment."""
-    test = run_in_brainscore(brainscore_python, "import brainscore_language.benchmarks.golan2023.test as t; "
-                             "print(t.__file__)").strip()
     out = run_in_brainscore(brainscore_python,
-                            "import sys, pytest; sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', sys.argv[1]]))",
-                            str(test))
+                            "import sys, pytest; import brainscore_language.benchmarks.golan2023.test as t; "
+                            "print(t.__file__, flush=True); "
+                            "sys.exit(pytest.main(['-q', '-p', 'no:cacheprovider', t.__file__]))")
+    test = out.splitlines()[0]
+    assert test.endswith(os.path.join("brainscore_language", "benchmarks", "golan2023", "test.py"))
+    assert Path(brainscore_python).parent.parent in Path(test).parents  # the copy placed in the layer
     assert "2 passed" in out
 
 
