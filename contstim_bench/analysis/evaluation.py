@@ -18,7 +18,7 @@ the main experiment and participants in pll, see
 
 ``selection``, ``unit``, ``n_units``, ``n_trials`` (participant x trial rows), ``n_pairs``;
 ``accuracy`` (mean over units of the per-unit binarised accuracy), ``accuracy_stderr`` (its
-standard error across units, :func:`.inference.standard_error`; None for one unit), ``accuracy_by_unit``,
+standard error across units, :func:`contstim_bench.uncertainty.standard_error`; None for one unit), ``accuracy_by_unit``,
 ``accuracy_noise_ceiling: {lower, upper, lower_by_unit, upper_by_unit}``; ``srcs`` (mean over
 units of the per-unit signed-rank cosine similarity; per participant, averaged within a group
 for group units), ``srcs_stderr``, ``srcs_by_unit``, ``srcs_noise_ceiling`` (same layout);

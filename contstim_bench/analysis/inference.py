@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 
 from ..significance import ALPHA, p_text, stars  # noqa: F401  (the analysis' names for them)
+from ..uncertainty import standard_error  # noqa: F401  (the same)
 
 
 def paired(x: pd.Series, y: pd.Series, what: str) -> tuple[np.ndarray, np.ndarray]:
@@ -163,27 +164,3 @@ def bh_adjust(pvalues) -> np.ndarray:
     if p.size == 0:
         return p
     return np.asarray(false_discovery_control(p, method="bh", axis=-1), dtype=np.float64)
-
-
-STDERR_ESTIMATOR = "across-unit standard error of the mean: sample standard deviation (ddof=1) / sqrt(n_units)"
-"""How :func:`standard_error` estimates, as the result files and the docs state it."""
-
-
-def standard_error(values) -> float | None:
-    """Standard error of the mean of per-unit values (``ddof=1``: the sample standard deviation
-    over units divided by the square root of their number), in the units of the values (accuracy:
-    a share; SRCS: a cosine).  The one standard error of the package: every door (result file,
-    ``evaluate`` summary, metric, leaderboard, report pages, the lm-eval task group's ``*_stderr``)
-    shows this figure.  None for fewer than two units (no spread to estimate); ValueError for NaN
-    or infinite values.
-
-    The value is ``scipy.stats.sem(x, ddof=1)`` bit for bit (tests/analysis pins it on random
-    samples): scipy's own formula, ``std(x, ddof=1) / n ** 0.5``, computed by numpy directly,
-    because ``sem``'s checks cost about 0.3 ms a call (25 times the arithmetic), which the
-    validator paid again for every model block of every result it read."""
-    x = np.asarray(values.to_numpy() if isinstance(values, pd.Series) else values, dtype=np.float64).ravel()
-    if not np.all(np.isfinite(x)):
-        raise ValueError("per-unit values contain NaN or infinite values")
-    if x.size < 2:
-        return None
-    return float(np.std(x, ddof=1) / x.size ** 0.5)

@@ -8,7 +8,7 @@ For every experiment and condition (a *panel*) each model contributes one row:
   participants predict each participant);
 - ``srcs`` (signed-rank cosine similarity) and its ceiling;
 - ``accuracy_stderr`` / ``srcs_stderr``: the result's standard errors across units
-  (:func:`contstim_bench.analysis.inference.standard_error`);
+  (:func:`contstim_bench.uncertainty.standard_error`);
 - ``p_accuracy_vs_ceiling`` / ``p_srcs_vs_ceiling``: the result's own BH-adjusted two-sided
   Wilcoxon p-value against the lower ceiling;
 - ``p_accuracy_vs_leader`` / ``p_srcs_vs_leader``: two-sided Wilcoxon signed-rank test of the

@@ -5,7 +5,8 @@ single-sentence prompts), or one presentation order of a pair (Sentence Choice I
 Comparison, which show each pair twice).  Everything here works on boolean hits per unit:
 
 - accuracy and its **standard error** around the mean (Table 3: "Average performance and
-  standard error around the mean"): ``scipy.stats.sem`` of the hits, ``ddof=1``, i.e.
+  standard error around the mean"): ``scipy.stats.sem`` of the hits, ``ddof=1`` (the package's
+  one standard error, :mod:`contstim_bench.uncertainty`), i.e.
   ``sqrt(p (1 - p) / (n - 1))`` (the authors' ``groupby(...).agg(['mean', 'sem'])`` and seaborn's
   ``errorbar='se'``).  Table 3 is reproduced from the authors' hit counts by these definitions
   (``tests/plausibility/test_plausibility_statistics.py``);
@@ -29,6 +30,7 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats
 
+from .. import uncertainty
 from ..significance import STARS, stars
 
 TABLE4_MARKS = ((0.01, "**"), (0.05, "*"))
@@ -50,10 +52,10 @@ def _hits(values, what: str = "hits") -> np.ndarray:
 
 
 def standard_error(hits) -> float | None:
-    """Standard error of the mean of boolean ``hits`` (``scipy.stats.sem``, ``ddof=1``); None for
-    fewer than two units."""
-    h = _hits(hits)
-    return float(stats.sem(h.astype(np.float64))) if h.size >= 2 else None
+    """Standard error of the mean of boolean ``hits`` (as 0/1): the package's one standard error,
+    :func:`contstim_bench.uncertainty.standard_error` (``scipy.stats.sem``, ``ddof=1``); None for
+    fewer than two units.  ValueError for values that are not hits."""
+    return uncertainty.standard_error(_hits(hits).astype(np.float64))
 
 
 def se_from_counts(hits: int, n: int) -> float | None:

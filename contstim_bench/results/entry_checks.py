@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..analysis.inference import ALPHA
 from ..analysis.panel import FAMILIES, MEASURES
 from ..analysis.ranking import ALL_TRIALS, OWN_TRIALS
+from ..uncertainty import standard_error
 from .checks import Problems as _Problems, check_range as _check_range, field as _field
 from .checks import is_num as _is_num, typename as _typename
 
@@ -63,7 +64,7 @@ def check_block(e: dict, path: str, problems: _Problems) -> None:
 
 def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems) -> None:
     """``<measure>_stderr``: null for fewer than two units, otherwise the standard error of the
-    block's own per-unit values (:func:`~contstim_bench.analysis.inference.standard_error`, within
+    block's own per-unit values (:func:`~contstim_bench.uncertainty.standard_error`, within
     1e-9): a file whose standard error was edited is refused at every door that reads it, with the
     recomputed value named (the leaderboard's validator also recomputes the per-unit values)."""
     key = f"{measure}_stderr"
@@ -79,8 +80,6 @@ def _check_stderr(e: dict, measure: str, n_units, path: str, problems: _Problems
         return
     units = e.get(f"{measure}_by_unit")
     if isinstance(units, dict) and len(units) >= 2 and all(_is_num(v) for v in units.values()):
-        from ..analysis.inference import standard_error
-
         expected = standard_error(list(units.values()))
         problems.check(abs(value - expected) <= 1e-9, f"{path}.{key}",
                        f"{value!r} is not the standard error of {measure}_by_unit (recomputed {expected!r})")

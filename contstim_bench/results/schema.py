@@ -66,7 +66,7 @@ when the result is made, :func:`contstim_bench.analysis.ranking.rank_in_panel`, 
 Version 5 (every head-to-head also tested by item, sentence pairs as units: ``share_items``,
 ``p_items``, ``p_items_bh``, ``significant_items`` and the ``head_to_head_by_item`` family in
 ``bh_families``).  Version 4 (``accuracy_stderr`` and ``srcs_stderr`` in every model block: the standard error
-across units, :func:`contstim_bench.analysis.inference.standard_error`).  Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
+across units, :func:`contstim_bench.uncertainty.standard_error`).  Version 3 (``degenerate`` in every model block: a model whose predictions are all ties or one
 presented position is never ranked).  Version 2 added head-to-head comparisons, the paper's
 separate test families and ``analysis.ties``; version-1 files adjusted every p of a condition in
 one family and compared models on different trial sets.  An older file is not read as the

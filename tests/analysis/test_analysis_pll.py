@@ -132,7 +132,7 @@ def test_pll_results_invariant_to_swapping_sentences(pll):
 
 def test_standard_errors_by_hand(pll):
     """The standard errors of accuracy and SRCS across the 30 participants (the one estimator,
-    :func:`contstim_bench.analysis.inference.standard_error`), against a hand computation from the
+    :func:`contstim_bench.uncertainty.standard_error`), against a hand computation from the
     raw trials: per participant, the share of trials on which roberta's log-probabilities prefer
     the sentence the participant chose (a tie 0.5), then SD (ddof=1) / sqrt(30)."""
     from contstim_bench.analysis.evaluation import evaluate_logprobs
@@ -161,7 +161,7 @@ def test_standard_error_is_scipys_sem_bit_for_bit():
     ``sem(x, ddof=1)`` exactly, on samples of every size a result holds and of the scales it holds."""
     from scipy.stats import sem
 
-    from contstim_bench.analysis.inference import standard_error
+    from contstim_bench.uncertainty import standard_error
 
     rng = np.random.default_rng(53)
     for n in (2, 3, 7, 20, 30, 100, 1001):

@@ -17,7 +17,8 @@ MAX_LINES = 500
 BLOCK = 6
 
 LAYERS: list[tuple[str, ...]] = [
-    ("_version", "names", "study", "citations", "spreadsheet", "progress", "provenance", "staging", "significance"),
+    ("_version", "names", "study", "citations", "spreadsheet", "progress", "provenance", "staging", "significance",
+     "uncertainty"),
     ("data",),
     ("scoring", "plausibility"),
     ("analysis",),
