@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
+
 def standard_error(values) -> float | None:
     """Standard error of the mean of per-unit values (``ddof=1``: the sample standard deviation
     over units divided by the square root of their number), in the units of the values (accuracy
